@@ -1,0 +1,45 @@
+# Two commands from a fresh clone: `make setup` then `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# torch==2.13.0 is the CPU build on the course machines. Elsewhere, for a CPU-only install:
+#   make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
+# The offline data mirror (tests and CI use it; a workshop room can too).
+DATA_MIRROR ?= $(abspath ../shared/data)
+ifneq ($(wildcard $(DATA_MIRROR)/README.md),)
+export GPTCOURSE_DATA_MIRROR ?= $(DATA_MIRROR)
+endif
+SUBMISSIONS ?= submissions
+OUT ?= grades
+JOBS ?= 2
+
+.PHONY: setup test lab release grade bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml course/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -e ./course -e ".[dev]"
+	@touch $@
+	@echo "setup done: $(VENV) (activate with: source $(VENV)/bin/activate)"
+
+test: setup
+	$(PY) -m pytest -q
+
+lab: setup
+	$(VENV)/bin/jupyter lab course/
+
+release: setup
+	$(PY) -m grader.build
+
+grade: setup
+	$(PY) -m grader grade $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS)
+
+bench: setup
+	$(PY) benchmarks/grade_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

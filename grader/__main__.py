@@ -1,0 +1,39 @@
+"""Command line of the course grader.
+
+    python -m grader grade PATH... --out DIR [--device auto|cpu|cuda] [--jobs N]
+"""
+import argparse
+import os
+import sys
+
+from grader.engine import Settings, grade
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Grade course submissions.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    g = commands.add_parser("grade", help="grade submissions (notebooks, folders, zips, nbgrader layout)")
+    g.add_argument("paths", nargs="+", metavar="PATH")
+    g.add_argument("--out", required=True, metavar="DIR", help="where grades.csv, grades.json, feedback/ go")
+    g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                   help="auto: CPU, plus CUDA when present (default)")
+    g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
+    g.add_argument("--timeout", type=float, default=60.0, help="seconds per task (default 60)")
+    g.add_argument("--memory-mb", type=int, default=2048, help="memory per worker beyond torch's own")
+    g.add_argument("--seed", type=int, default=None, help="hidden test seed (default: random, kept on resume)")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+
+    settings = Settings(out_dir=args.out, device=args.device, jobs=args.jobs, timeout=args.timeout,
+                        memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet)
+    records = grade(args.paths, settings)
+    submissions = {r["submission"] for r in records}
+    total = sum(r["points"] for r in records)
+    possible = sum(r["max_points"] for r in records)
+    print(f"graded {len(records)} tasks of {len(submissions)} submissions: {total}/{possible} points; "
+          f"see {os.path.join(args.out, 'grades.csv')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""Build everything that is generated from the masters in solutions/.
+
+    python -m grader.build            # write reference package, manifest, release, fixtures
+    python -m grader.build --check    # exit 1 (and say what) when anything committed is stale
+
+One source for each fact: a task's solution exists only in its master's solution cell.
+- grader/reference/chNN_*.py and grader/reference/manifest.json: the masters' setup cells
+  and solution cells with the solution markers removed;
+- course/NN_*.ipynb: the student release, made by `nbgrader generate_assignment`;
+- course/gptcourse/fixtures/NN_*.json: the reference's observations on the public cases.
+"""
+import argparse
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import nbformat
+
+from gptcourse import records
+from gptcourse.tasks import CHAPTERS, get_task, tasks_of
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOLUTIONS = os.path.join(ROOT, "solutions")
+COURSE = os.path.join(ROOT, "course")
+REFERENCE = os.path.join(ROOT, "grader", "reference")
+FIXTURES = os.path.join(COURSE, "gptcourse", "fixtures")
+NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrader_config.py")
+
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+
+
+# ------------------------------------------------------------------------------------------
+# Reading masters
+# ------------------------------------------------------------------------------------------
+
+def master_path(chapter):
+    return os.path.join(SOLUTIONS, f"{chapter}.ipynb")
+
+
+def read_notebook(path):
+    return nbformat.read(path, as_version=4)
+
+
+def nbgrader_meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def strip_markers(source, markers=SOLUTION_MARKERS):
+    """The cell's source without the marker lines themselves."""
+    lines = [line for line in source.splitlines() if line.strip() not in markers]
+    return "\n".join(lines).strip("\n") + "\n"
+
+
+def without_hidden_tests(source):
+    """The check cell as students see it: nbgrader drops the hidden-test region."""
+    kept, hidden = [], False
+    for line in source.splitlines():
+        if line.strip() == HIDDEN_MARKERS[0]:
+            hidden = True
+        elif line.strip() == HIDDEN_MARKERS[1]:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept).strip("\n") + "\n"
+
+
+def chapter_manifest(chapter):
+    """What the grader needs from a master: setup code, carry-over code, tasks with points."""
+    nb = read_notebook(master_path(chapter))
+    setup, carry, tasks = [], [], {}
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        grade_id = meta.get("grade_id", "")
+        if cell.cell_type != "code":
+            continue
+        if "setup" in cell.metadata.get("tags", []):
+            setup.append(cell.source.strip("\n") + "\n")
+        elif grade_id.startswith("carry_"):
+            carry.append(strip_markers(cell.source))
+        elif grade_id.startswith("task_"):
+            task = get_task(grade_id[len("task_"):].replace("_", "."))
+            tasks.setdefault(task.id, {})["source"] = strip_markers(cell.source)
+        elif grade_id.startswith("check_"):
+            task = get_task(grade_id[len("check_"):].replace("_", "."))
+            tasks.setdefault(task.id, {})["points"] = meta["points"]
+            tasks[task.id]["check_source"] = without_hidden_tests(cell.source)
+    expected = [task.id for task in tasks_of(chapter)]
+    if sorted(tasks) != sorted(expected) or any(len(t) != 3 for t in tasks.values()):
+        raise ValueError(f"{master_path(chapter)}: expected a solution cell and a check cell for "
+                         f"each of the tasks {expected}, found {tasks}")
+    return {"setup": setup, "carry": carry, "tasks": {tid: tasks[tid] for tid in expected}}
+
+
+def build_manifest():
+    return {chapter: chapter_manifest(chapter) for chapter in CHAPTERS}
+
+
+# ------------------------------------------------------------------------------------------
+# Generated files
+# ------------------------------------------------------------------------------------------
+
+GENERATED_HEADER = '''"""Reference solutions of {chapter}: GENERATED from solutions/{chapter}.ipynb by
+`make release` (python -m grader.build). Do not edit; edit the master instead."""
+'''
+
+
+def reference_module_text(chapter, manifest):
+    parts = [GENERATED_HEADER.format(chapter=chapter)]
+    parts += [f"# %% setup\n{source}" for source in manifest["setup"]]
+    parts += [f"# %% carried over from an earlier chapter\n{source}" for source in manifest["carry"]]
+    for task_id, task in manifest["tasks"].items():
+        parts.append(f"# %% task {task_id}: {', '.join(get_task(task_id).names)}\n{task['source']}")
+    return "\n\n".join(parts)
+
+
+def reference_files(manifest):
+    files = {os.path.join(REFERENCE, "manifest.json"): json.dumps(manifest, indent=1, sort_keys=True) + "\n"}
+    for chapter, chapter_manifest_ in manifest.items():
+        files[os.path.join(REFERENCE, f"ch{chapter}.py")] = reference_module_text(chapter, chapter_manifest_)
+    return files
+
+
+def fixture_files():
+    """The reference's observations on the public cases, with the known variants'."""
+    from grader.hidden.expectations import expectations
+    from grader.hidden.cases import public_cases
+
+    files = {}
+    for chapter in CHAPTERS:
+        content = {}
+        for task in tasks_of(chapter):
+            entries = []
+            for case in public_cases(task.id):
+                expected, variants = expectations(case)
+                entries.append({
+                    "case": case.to_data(),
+                    "expected": expected,
+                    "variants": [{"message": m, "observations": o} for m, o in variants()],
+                })
+            content[task.id] = entries
+        files[os.path.join(FIXTURES, f"{chapter}.json")] = records.dumps(content, indent=1) + "\n"
+    return files
+
+
+# -- the student release ---------------------------------------------------------------------
+
+VOLATILE_CELL_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime", "jupyter")
+
+
+def normalize_notebook(nb):
+    """Strip what changes on every run so that diffs show only real changes."""
+    nb.metadata = {key: nb.metadata[key] for key in ("kernelspec", "gptcourse") if key in nb.metadata}
+    nb.metadata["language_info"] = {"name": "python"}
+    for cell in nb.cells:
+        for key in VOLATILE_CELL_METADATA:
+            cell.metadata.pop(key, None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+def notebook_text(nb):
+    return nbformat.writes(normalize_notebook(nb)) + ""
+
+
+def nbgrader_command(*args):
+    """nbgrader run with this interpreter; its tools (alembic) must be on PATH too."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return [sys.executable, "-m", "nbgrader", *args], env
+
+
+def release_files():
+    """Run nbgrader generate_assignment on each master in a scratch course directory."""
+    files = {}
+    with tempfile.TemporaryDirectory() as course_root:
+        shutil.copy(NBGRADER_CONFIG, os.path.join(course_root, "nbgrader_config.py"))
+        for chapter in CHAPTERS:
+            source_dir = os.path.join(course_root, "source", chapter)
+            os.makedirs(source_dir)
+            shutil.copy(master_path(chapter), source_dir)
+            command, env = nbgrader_command(
+                "generate_assignment", chapter, "--force", "--log-level=WARN",
+                f"--CourseDirectory.root={course_root}")
+            subprocess.run(command, check=True, cwd=course_root, env=env)
+            released = read_notebook(os.path.join(course_root, "release", chapter, f"{chapter}.ipynb"))
+            files[os.path.join(COURSE, f"{chapter}.ipynb")] = notebook_text(released)
+    return files
+
+
+def master_files():
+    """The masters themselves, normalised (they are committed without outputs)."""
+    return {master_path(c): notebook_text(read_notebook(master_path(c))) for c in CHAPTERS}
+
+
+# ------------------------------------------------------------------------------------------
+
+def stale_files(files):
+    stale = []
+    for path, text in files.items():
+        current = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if current != text:
+            stale.append(path)
+    return stale
+
+
+def write_files(files):
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def all_files():
+    """Generated files in build order: the fixtures need the fresh reference package."""
+    yield master_files
+    yield lambda: reference_files(build_manifest())
+    yield release_files
+    yield fixture_files
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m grader.build", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="report stale files, write nothing")
+    args = parser.parse_args(argv)
+    stale = []
+    for make in all_files():
+        files = make()
+        if args.check:
+            for path in stale_files(files):
+                stale.append(path)
+                if path.endswith((".py", ".json")) and os.path.exists(path):
+                    diff = difflib.unified_diff(open(path).read().splitlines(), files[path].splitlines(),
+                                                "committed", "generated", lineterm="", n=1)
+                    print("\n".join(list(diff)[:40]))
+        else:
+            write_files(files)
+            _reload_reference()
+    if args.check and stale:
+        print("stale generated files (run `make release`):\n  " + "\n  ".join(os.path.relpath(p, ROOT) for p in stale))
+        return 1
+    print("all generated files are fresh" if args.check else "generated files written")
+    return 0
+
+
+def _reload_reference():
+    """After writing new reference modules, later steps must not use the old ones."""
+    for name in [n for n in sys.modules if n.startswith("grader.reference.") or n.startswith("grader.hidden")]:
+        del sys.modules[name]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

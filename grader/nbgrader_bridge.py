@@ -1,0 +1,63 @@
+"""The hidden tests as nbgrader runs them: inside the check cell, in the student's kernel.
+
+    ### BEGIN HIDDEN TESTS
+    from grader.nbgrader_bridge import run_hidden_tests
+    run_hidden_tests("2.5", globals())
+    ### END HIDDEN TESTS
+
+It runs the same cases, probes and verdict as the course grader, with the earlier tasks'
+graded names bound to the reference while the task is tested (so one mistake costs points
+once), and raises AssertionError with the feedback when the task fails. Environment
+variables GPTCOURSE_GRADER_SEED and GPTCOURSE_GRADER_DEVICE fix the seed and device (the
+agreement test between the two graders sets them).
+"""
+import os
+import secrets
+
+from gptcourse.probes import run_probe
+from gptcourse.tasks import get_task, tasks_before
+from grader.engine import Expectations, devices_for
+from grader.reference import reference_object
+from grader.verdict import verdict
+
+_SEED = int(os.environ.get("GPTCOURSE_GRADER_SEED", secrets.randbelow(2**31)))
+
+
+def run_hidden_tests(task_id, namespace):
+    task = get_task(task_id)
+    missing = [name for name in task.names if name not in namespace]
+    if missing:
+        raise AssertionError(f"Task {task_id}: your notebook does not define {', '.join(missing)}")
+    obj = namespace[task.names[0]]
+    devices = devices_for(os.environ.get("GPTCOURSE_GRADER_DEVICE", "auto"))
+    cases, expected = Expectations(_SEED, devices).for_task(task_id)
+    with _reference_bound(namespace, tasks_before(task_id)):
+        observations = [run_probe(obj, case) for case in cases]
+    status, message, _ = verdict(task_id, cases, expected, {"result": {"observations": observations}})
+    if status != "passed":
+        raise AssertionError(f"Task {task_id} ({status}): {message}")
+    print(f"Task {task_id}: hidden tests passed.")
+
+
+class _reference_bound:
+    """Temporarily replace the earlier tasks' graded names in the notebook by the reference's."""
+
+    def __init__(self, namespace, tasks):
+        self.namespace = namespace
+        self.names = {name: reference_object(t.id, name) for t in tasks for name in t.names}
+        self.saved = {}
+
+    def __enter__(self):
+        for name, obj in self.names.items():
+            self.saved[name] = self.namespace.get(name, _MISSING)
+            self.namespace[name] = obj
+
+    def __exit__(self, *exc):
+        for name, obj in self.saved.items():
+            if obj is _MISSING:
+                self.namespace.pop(name, None)
+            else:
+                self.namespace[name] = obj
+
+
+_MISSING = object()

@@ -1,0 +1,19 @@
+"""nbgrader configuration of the course (copy it into your nbgrader course directory).
+
+The masters (solutions/NN_name.ipynb) go to source/NN_name/NN_name.ipynb; then
+`nbgrader generate_assignment NN_name` makes the student version and
+`nbgrader autograde NN_name` grades submissions with the hidden tests, which import the
+`grader` package: install it (`pip install -e .` in the course checkout) where autograde runs.
+"""
+c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
+
+c.CourseDirectory.course_id = "gpt-from-scratch"
+# Stubs students see in place of each solution region.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# A student who deletes a check cell still gets it graded: autograde puts it back.
+c.OverwriteCells.add_missing_cells = True
+# Every cell of these chapters runs in seconds; an infinite loop should not hold the batch.
+c.Execute.timeout = 60
+c.Execute.allow_errors = True
+# Same as the course grader: CPU by default, comparable on any machine.
+c.Execute.extra_arguments = []

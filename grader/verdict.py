@@ -1,0 +1,32 @@
+"""From a worker's outcome to (status, feedback): the one place where a task is decided.
+
+Used by the course grader (on observations sent by a worker process) and by the nbgrader
+bridge (on observations made in the notebook's kernel), so both give the same grades.
+"""
+from gptcourse.judge import judge
+
+
+def verdict(task_id, cases, expected, outcome, settings=None):
+    """(status, message, warnings) with status one of passed, failed, error, timeout."""
+    if "killed" in outcome:
+        if outcome["killed"] == "timeout":
+            return ("timeout", f"your code did not finish within {outcome['limit']:g} s and was stopped "
+                               f"(an infinite loop, or far too much work?)", [])
+        return ("error", f"your code used more memory than the limit ({outcome['limit']} MB) and was "
+                         f"stopped", [])
+    if "died" in outcome:
+        return ("error", f"the process running your code ended before reporting (exit code "
+                         f"{outcome['died']}): did your code call os._exit(), or crash Python?", [])
+    result = outcome["result"]
+    warnings = list(result.get("warnings") or [])
+    if result.get("fatal"):
+        return "error", result["fatal"], warnings
+    observations = result.get("observations") or []
+    if len(observations) != len(cases):
+        return "error", "the worker returned an incomplete set of observations", warnings
+    for case, (want, variants), got in zip(cases, expected, observations):
+        problem = judge(task_id, case, got, want, variants)
+        if problem:
+            status = "error" if "error" in got else "failed"
+            return status, f"Failed on {case.label} [{case.device}]: {problem}", warnings
+    return "passed", f"All {len(cases)} hidden test cases passed.", warnings
