@@ -3,7 +3,7 @@
 Used by the course grader (on observations sent by a worker process) and by the nbgrader
 bridge (on observations made in the notebook's kernel), so both give the same grades.
 """
-from gptcourse.judge import judge
+from gptcourse.judge import judge_detail
 
 
 def verdict(task_id, cases, expected, outcome, settings=None):
@@ -22,11 +22,12 @@ def verdict(task_id, cases, expected, outcome, settings=None):
     if result.get("fatal"):
         return "error", result["fatal"], warnings
     observations = result.get("observations") or []
-    if len(observations) != len(cases):
+    complete = len(observations) == len(cases) or (observations and "error" in observations[-1])
+    if not complete:
         return "error", "the worker returned an incomplete set of observations", warnings
     for case, (want, variants), got in zip(cases, expected, observations):
-        problem = judge(task_id, case, got, want, variants)
+        problem, caused_by_error = judge_detail(task_id, case, got, want, variants)
         if problem:
-            status = "error" if "error" in got else "failed"
+            status = "error" if caused_by_error else "failed"
             return status, f"Failed on {case.label} [{case.device}]: {problem}", warnings
     return "passed", f"All {len(cases)} hidden test cases passed.", warnings

@@ -58,10 +58,23 @@ def _run(job):
     if missing:
         return {"fatal": f"your solution cell does not define {', '.join(missing)}", "warnings": warnings}
     obj = namespace[job["names"][0]]
+    return {"fatal": None, "warnings": warnings, "observations": observe(obj, job["cases"])}
+
+
+def observe(obj, cases):
+    """Probe the cases in order, stopping at the first one where the code raised.
+
+    The verdict reports the first failing case, which is that one or an earlier one, so
+    the rest would not change the grade; a memory bomb or a slow failure runs only once.
+    """
     observations = []
-    for case_data in job["cases"]:
-        observations.append(run_probe(obj, records.Case.from_data(case_data)))
-    return {"fatal": None, "warnings": warnings, "observations": observations}
+    for case in cases:
+        if isinstance(case, dict):
+            case = records.Case.from_data(case)
+        observations.append(run_probe(obj, case))
+        if "error" in observations[-1]:
+            break
+    return observations
 
 
 def _exec_student_cell(source, filename, namespace, warnings):

@@ -107,13 +107,13 @@ def _array_difference(name, got, expected):
         return (f"{name}: no gradient reached it — something in your code cuts the graph "
                 f"(.detach(), .data, .item(), numpy, torch.no_grad())")
     if got.shape != expected.shape:
-        return f"{name} has shape {got.shape}, expected {expected.shape}"
+        return f"{name}: shape {got.shape}, expected {expected.shape}"
     if np.isnan(got).any() and not np.isnan(expected).any():
-        return (f"{name} contains NaN: a softmax over a row where every score is -inf "
+        return (f"{name}: contains NaN, from a softmax over a row where every score is -inf "
                 f"(does your mask hide the diagonal too?)")
     diff = np.abs(np.nan_to_num(got - expected, nan=np.inf))
     where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
-    return (f"{name} differs from the reference: largest difference {diff.max():.4g} at index "
+    return (f"{name}: not the reference's values, largest difference {diff.max():.4g} at index "
             f"{list(where)} (yours {got[where]:.4f}, expected {expected[where]:.4f})")
 
 
@@ -217,28 +217,30 @@ def judge(task_id, case, got, expected, variants=()):
     variants: (message, observations) pairs of known wrong implementations on the same case,
     or a function returning them (called only when something is wrong).
     """
+    return judge_detail(task_id, case, got, expected, variants)[0]
+
+
+def judge_detail(task_id, case, got, expected, variants=()):
+    """(message or None, whether the problem is an exception the code raised)."""
     get_task(task_id)  # unknown ids fail loudly
     for key, want in expected.items():
         if key.startswith("internals/"):
             continue
+        if key not in got and "error" in got:
+            return describe_error(got["error"]), True
         if key.startswith("train_"):
-            if "error" in got and key not in got:
-                return describe_error(got["error"])
             problem = dropout_problem(got, expected, case) if key == "train_0" else None
             if problem:
-                return problem
+                return problem, False
             continue
         if key not in got:
-            if "error" in got:
-                return describe_error(got["error"])
-            return f"{KEY_NAMES.get(key, key)}: could not be observed"
+            return f"{KEY_NAMES.get(key, key)}: could not be observed", False
         have = got[key]
-        if _close(have, want, case.device):
-            continue
-        return _explain(task_id, key, have, want, got, expected, case, variants)
+        if not _close(have, want, case.device):
+            return _explain(task_id, key, have, want, got, expected, case, variants), False
     if "error" in got and "error" not in expected:
-        return describe_error(got["error"])
-    return None
+        return describe_error(got["error"]), True
+    return None, False
 
 
 def _explain(task_id, key, have, want, got, expected, case, variants):

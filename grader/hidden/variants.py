@@ -13,7 +13,7 @@ NEG_INF = float("-inf")
 
 
 def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, softmax_dim=-1,
-           mask="before", transpose_scores=False, scale_after=False):
+           mask="before", transpose_scores=False, scale_after=False, no_softmax=False):
     """Scaled dot-product attention with one knob per classic mistake. Returns (weights, context)."""
     scores = k @ q.transpose(-2, -1) if transpose_scores else q @ k.transpose(-2, -1)
     t = scores.shape[-1]
@@ -29,7 +29,9 @@ def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, softmax
         scores = scores.masked_fill(torch.tril(ones, diagonal=-1), NEG_INF)
     divisor = {"sqrt_dk": k.shape[-1] ** 0.5, "none": 1.0, "sqrt_din": (d_in or 1) ** 0.5,
                "dk": float(k.shape[-1])}[scale]
-    if scale_after:
+    if no_softmax:
+        weights = scores / divisor
+    elif scale_after:
         weights = torch.softmax(scores, dim=softmax_dim) / divisor
     else:
         weights = torch.softmax(scores / divisor, dim=softmax_dim)
@@ -45,7 +47,9 @@ SCALING = [
     (dict(scale="none"), "the scores are not divided by sqrt(d_k) (the width of the keys) before the softmax"),
     (dict(scale="sqrt_din"), "the scores are divided by sqrt(d_in) instead of sqrt(d_out), the width of the keys"),
     (dict(scale="dk"), "the scores are divided by d_k instead of sqrt(d_k)"),
-    (dict(scale_after=True), "the scaling is applied after the softmax instead of to the scores before it"),
+    (dict(scale_after=True), "the scores are scaled after the softmax instead of before it: scale "
+                             "the scores, then take the softmax"),
+    (dict(no_softmax=True), "the scaled scores are used as weights without a softmax, so rows do not sum to 1"),
     (dict(softmax_dim=-2), "the softmax is taken over the wrong dimension: use the last one (dim=-1), "
                            "so that each query's weights sum to 1"),
     (dict(transpose_scores=True), "the scores are keys @ queries.T instead of queries @ keys.T "
@@ -138,7 +142,9 @@ def _v1_forward(options):
             v = x
         if options.get("query_for_keys"):
             k = q
-        attend_options = {key: val for key, val in options.items() if key not in ("no_values", "query_for_keys")}
+        if options.get("key_for_values"):
+            v = k
+        attend_options = {key: val for key, val in options.items() if key not in ("no_values", "query_for_keys", "key_for_values")}
         return attend(q, k, v, causal=False, d_in=x.shape[-1], **attend_options)[1]
     return forward
 
@@ -151,7 +157,9 @@ def _v2_forward(options):
             q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
         if options.get("no_values"):
             v = x
-        attend_options = {key: val for key, val in options.items() if key not in ("no_values", "weight_not_transposed")}
+        if options.get("key_for_values"):
+            v = k
+        attend_options = {key: val for key, val in options.items() if key not in ("no_values", "weight_not_transposed", "key_for_values")}
         return attend(q, k, v, causal=False, d_in=x.shape[-1], **attend_options)[1]
     return forward
 
@@ -227,18 +235,20 @@ def variants(task_id):
             ("the mask hides the past instead of the future (tril instead of triu)", _weights_fn(mask="past")),
             ("the scores are not divided by sqrt(d_k)", _weights_fn(divisor="none")),
             ("the scores are divided by d_k instead of sqrt(d_k)", _weights_fn(divisor="dk")),
-            ("the scaling is applied after the softmax", _weights_fn(scale_after=True)),
+            ("the scores are scaled after the softmax instead of before it", _weights_fn(scale_after=True)),
             ("the softmax is taken over the wrong dimension (use dim=-1)", _weights_fn(softmax_dim=-2)),
         ]
     if task_id == "2.2":
         extra = [
             (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of x @ W_value"),
             (dict(query_for_keys=True), "the keys are computed with W_query instead of W_key"),
+            (dict(key_for_values=True), "the values are computed with W_key instead of W_value"),
         ]
         return [(m, _subclass("2.2", _v1_forward(o))) for o, m in SCALING + extra]
     if task_id == "2.3":
         extra = [
             (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of W_value(x)"),
+            (dict(key_for_values=True), "the values are computed with W_key instead of W_value"),
             (dict(weight_not_transposed=True), "the nn.Linear weights are used as x @ W.weight: call the layer (W_query(x)), "
                                                "its weight is stored as (d_out, d_in)"),
         ]

@@ -1,0 +1,16 @@
+# expect: wrong
+# mistake: forgets to call super().__init__(), so assigning an nn.Parameter raises before Module.__init__ has run.
+# keywords: super, __init__
+class SelfAttention_v1(nn.Module):
+    def __init__(self, d_in, d_out):
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries = x @ self.W_query
+        keys = x @ self.W_key
+        values = x @ self.W_value
+        attn_scores = queries @ keys.transpose(-2, -1)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        return attn_weights @ values

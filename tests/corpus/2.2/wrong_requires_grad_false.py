@@ -1,0 +1,17 @@
+# expect: wrong
+# mistake: copies requires_grad=False from the book's walkthrough into the class, so the weights get no gradient and cannot be trained.
+# keywords: requires_grad, gradient, grad
+class SelfAttention_v1(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)
+
+    def forward(self, x):
+        queries = x @ self.W_query
+        keys = x @ self.W_key
+        values = x @ self.W_value
+        attn_scores = queries @ keys.transpose(-2, -1)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        return attn_weights @ values

@@ -1,0 +1,18 @@
+# expect: wrong
+# mistake: scales the scores by sqrt(d_in) instead of sqrt(d_out).
+# keywords: scale, scaling, sqrt, d_out
+class SelfAttention_v2(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.d_in = d_in
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        queries = self.W_query(x)
+        keys = self.W_key(x)
+        values = self.W_value(x)
+        attn_scores = queries @ keys.transpose(-2, -1)
+        attn_weights = torch.softmax(attn_scores / self.d_in ** 0.5, dim=-1)
+        return attn_weights @ values

@@ -1,0 +1,8 @@
+# expect: wrong
+# mistake: masks correctly but forgets to divide the scores by sqrt(d_k).
+# keywords: scale, scaling, sqrt, d_k
+def causal_attention_weights(attn_scores, d_k):
+    num_tokens = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(num_tokens, num_tokens, device=attn_scores.device), diagonal=1).bool()
+    masked = attn_scores.masked_fill(mask, float("-inf"))
+    return torch.softmax(masked, dim=-1)

@@ -1,0 +1,18 @@
+# expect: correct
+# mistake: none (keyword arguments for every head and torch.concat on dim x.dim() - 1)
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList([
+            CausalAttention(
+                d_in=d_in,
+                d_out=d_out,
+                context_length=context_length,
+                dropout=dropout,
+                qkv_bias=qkv_bias,
+            )
+            for _ in range(num_heads)
+        ])
+
+    def forward(self, x):
+        return torch.concat([h(x) for h in self.heads], dim=x.dim() - 1)

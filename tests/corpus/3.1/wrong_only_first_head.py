@@ -1,0 +1,12 @@
+# expect: wrong
+# mistake: creates all heads but returns only the output of the first one.
+# keywords: concat, cat, heads, num_heads * d_out
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+        )
+
+    def forward(self, x):
+        return self.heads[0](x)

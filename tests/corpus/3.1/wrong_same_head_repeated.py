@@ -1,0 +1,12 @@
+# expect: wrong
+# mistake: builds the list with [CausalAttention(...)] * num_heads, which repeats one head object, so all heads share the same weights.
+# keywords: distinct, same, share, separate, independent
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)] * num_heads
+        )
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)

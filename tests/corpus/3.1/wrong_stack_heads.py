@@ -1,0 +1,12 @@
+# expect: wrong
+# mistake: stacks the head outputs on a new last dimension (B, T, d_out, num_heads) instead of concatenating them.
+# keywords: concat, cat, shape, num_heads * d_out
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+        )
+
+    def forward(self, x):
+        return torch.stack([head(x) for head in self.heads], dim=-1)

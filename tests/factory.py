@@ -1,0 +1,96 @@
+"""Building submissions for the grader's tests: the student release with cells filled in.
+
+Every task cell gets the reference solution (from the generated manifest) unless a test
+gives other code for it, the way a student replaces the `raise NotImplementedError()` stubs.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from gptcourse.tasks import get_task
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"
+
+
+def manifest():
+    return json.loads((REPO / "grader" / "reference" / "manifest.json").read_text())
+
+
+def release_notebook(chapter):
+    return json.loads((REPO / "course" / f"{chapter}.ipynb").read_text())
+
+
+def grade_id(cell):
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+
+
+def filled_notebook(chapter, overrides=None):
+    """The release notebook with every task (and carry-over) cell filled in."""
+    overrides = overrides or {}
+    sources = {tid: t["source"] for m in manifest().values() for tid, t in m["tasks"].items()}
+    nb = copy.deepcopy(release_notebook(chapter))
+    for cell in nb["cells"]:
+        gid = grade_id(cell)
+        if gid.startswith(("task_", "carry_")):
+            task_id = gid.split("_", 1)[1].replace("_", ".")
+            cell["source"] = overrides.get(task_id, sources[task_id])
+    return nb
+
+
+def write_notebook(nb, path):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+@dataclass
+class CorpusItem:
+    task: str
+    name: str
+    expect: str  # wrong | correct | cuda-only
+    keywords: tuple
+    source: str
+
+    @property
+    def chapter(self):
+        return get_task(self.task).chapter
+
+    @property
+    def id(self):
+        return f"{self.task}__{self.name}"
+
+
+def corpus_items():
+    items = []
+    for path in sorted(CORPUS.glob("*/*.py")):
+        text = path.read_text()
+        header = {}
+        for line in text.splitlines():
+            if not line.startswith("#") or ":" not in line:
+                break
+            key, _, value = line[1:].partition(":")
+            header[key.strip()] = value.strip()
+        keywords = tuple(k.strip().lower() for k in header.get("keywords", "").split(",") if k.strip())
+        items.append(CorpusItem(path.parent.name, path.stem, header["expect"], keywords, text))
+    return items
+
+
+def run_grader(paths, out, *extra):
+    """The grader's command line, as an instructor runs it; returns the task records."""
+    command = [sys.executable, "-m", "grader", "grade", *map(str, paths), "--out", str(out), "--quiet", *extra]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1800)
+    assert result.returncode == 0, f"grader failed:\n{result.stdout}\n{result.stderr}"
+    return json.loads((Path(out) / "grades.json").read_text())
+
+
+def records_by_submission(records):
+    grouped = {}
+    for record in records:
+        grouped.setdefault(record["submission"], {})[record["task"]] = record
+    return grouped

@@ -1,0 +1,49 @@
+"""The grader on a corpus of realistic student code (tests/corpus/<task>/*.py).
+
+Each wrong implementation must lose exactly its own task's points, with a message that
+names the mistake; each correct alternative must get full points. All items are graded in
+one batch, the way an instructor grades a class.
+"""
+import pytest
+
+from factory import corpus_items, filled_notebook, records_by_submission, run_grader, write_notebook
+
+ITEMS = corpus_items()
+SEED = "4242"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    for item in ITEMS:
+        nb = filled_notebook(item.chapter, {item.task: item.source})
+        write_notebook(nb, root / "submissions" / item.id / f"{item.chapter}.ipynb")
+    records = run_grader([root / "submissions"], root / "out", "--jobs", "2", "--seed", SEED, "--device", "cpu")
+    return records_by_submission(records)
+
+
+def test_corpus_is_large_enough():
+    for task in ("2.1", "2.2", "2.3", "2.4", "2.5", "3.1", "3.2"):
+        kinds = [item.expect for item in ITEMS if item.task == task]
+        assert kinds.count("wrong") >= 6, task
+        assert kinds.count("correct") >= 2, task
+
+
+@pytest.mark.parametrize("item", [i for i in ITEMS if i.expect == "wrong"], ids=lambda i: i.id)
+def test_wrong_implementation_loses_only_its_task(graded, item):
+    tasks = graded[item.id]
+    record = tasks[item.task]
+    assert record["points"] == 0 and record["status"] in ("failed", "error"), record
+    for other, other_record in tasks.items():
+        if other != item.task:
+            assert other_record["points"] == other_record["max_points"], (other, other_record["feedback"])
+    feedback = record["feedback"].lower()
+    assert any(keyword in feedback for keyword in item.keywords), (
+        f"feedback does not name the mistake ({', '.join(item.keywords)}): {record['feedback']}")
+
+
+@pytest.mark.parametrize("item", [i for i in ITEMS if i.expect in ("correct", "cuda-only")], ids=lambda i: i.id)
+def test_correct_alternative_gets_full_points(graded, item):
+    """cuda-only items create the mask on the CPU inside forward: right on a CPU-only grader."""
+    for task, record in graded[item.id].items():
+        assert record["status"] == "passed" and record["points"] == record["max_points"], (task, record["feedback"])
