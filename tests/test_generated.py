@@ -1,0 +1,35 @@
+"""Everything generated from the masters is fresh, and notebooks are stored clean."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from factory import REPO
+
+NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + sorted((REPO / "course").glob("*.ipynb"))
+
+
+@pytest.mark.slow
+def test_reference_release_and_fixtures_are_fresh():
+    """`make release` would change nothing: reference package, release and fixtures match the masters."""
+    result = subprocess.run([sys.executable, "-m", "grader.build", "--check"], cwd=REPO,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_notebook_is_stored_without_outputs_or_volatile_metadata(path):
+    nb = json.loads(path.read_text())
+    assert set(nb["metadata"]) <= {"kernelspec", "language_info", "gptcourse"}
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None, cell["id"]
+        assert not set(cell["metadata"]) & {"execution", "ExecuteTime", "collapsed", "scrolled"}
+
+
+def test_both_chapters_have_masters_and_releases():
+    for chapter in ("02_attention", "03_multihead_attention"):
+        assert (REPO / "solutions" / f"{chapter}.ipynb").is_file()
+        assert (REPO / "course" / f"{chapter}.ipynb").is_file()
+        assert (REPO / "course" / "gptcourse" / "fixtures" / f"{chapter}.json").is_file()

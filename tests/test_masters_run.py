@@ -1,0 +1,30 @@
+"""Every master runs top to bottom, its check cells (self-checks and hidden tests) passing."""
+import os
+import time
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from factory import REPO
+
+# Each chapter's stated budget on 2 CPU cores (the README repeats it).
+BUDGET_SECONDS = {"02_attention": 120, "03_multihead_attention": 120}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", sorted(BUDGET_SECONDS))
+def test_master_runs_top_to_bottom(chapter, tmp_path, monkeypatch, mirror_dir):
+    monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "course"), str(REPO)]))
+    nb = nbformat.read(REPO / "solutions" / f"{chapter}.ipynb", as_version=4)
+    client = NotebookClient(nb, timeout=BUDGET_SECONDS[chapter], kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO / "course")}})
+    started = time.monotonic()
+    client.execute()  # raises CellExecutionError, with the cell and traceback, on any error
+    elapsed = time.monotonic() - started
+    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert outputs.count("self-check cases passed") == outputs.count("✔"), outputs[-2000:]
+    assert outputs.count("hidden tests passed") == sum(1 for c in nb.cells if "run_hidden_tests" in c.source)
+    print(f"{chapter}: {elapsed:.1f} s on this machine")
