@@ -15,5 +15,3 @@ c.OverwriteCells.add_missing_cells = True
 # Every cell of these chapters runs in seconds; an infinite loop should not hold the batch.
 c.Execute.timeout = 60
 c.Execute.allow_errors = True
-# Same as the course grader: CPU by default, comparable on any machine.
-c.Execute.extra_arguments = []

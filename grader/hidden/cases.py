@@ -129,17 +129,17 @@ _PUBLIC = {
     ],
     "2.5": lambda rng: [
         _module_case("2.5", rng, batch=2, tokens=6, d_in=3, d_out=2),
-        _module_case("2.5", rng, batch=1, tokens=4, d_in=5, d_out=3, context_length=7),
+        _module_case("2.5", rng, batch=1, tokens=4, d_in=5, d_out=3, context_length=7, qkv_bias=True),
         _module_case("2.5", rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=3, dropout=0.5),
     ],
     "3.1": lambda rng: [
         _module_case("3.1", rng, batch=2, tokens=6, d_in=3, d_out=2, num_heads=2),
-        _module_case("3.1", rng, batch=1, tokens=4, d_in=5, d_out=3, num_heads=3, context_length=7),
+        _module_case("3.1", rng, batch=1, tokens=4, d_in=5, d_out=3, num_heads=3, context_length=7, qkv_bias=True),
         _module_case("3.1", rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=2, num_heads=2, dropout=0.5),
     ],
     "3.2": lambda rng: [
         _module_case("3.2", rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2),
-        _module_case("3.2", rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7),
+        _module_case("3.2", rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
         _module_case("3.2", rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=4, num_heads=2, dropout=0.5),
         _module_case("3.2", rng, kind="raises", d_in=4, d_out=5, num_heads=2, context_length=6),
     ],

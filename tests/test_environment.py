@@ -1,0 +1,58 @@
+"""environment.yml (conda) and the pip requirements say the same thing."""
+import re
+import tomllib
+
+import yaml
+
+from factory import REPO
+
+CONDA_NAMES = {"torch": "pytorch"}  # pip name -> conda package name
+
+
+def pip_requirements():
+    requirements = {}
+    for path in (REPO / "course" / "pyproject.toml", REPO / "pyproject.toml"):
+        project = tomllib.loads(path.read_text())["project"]
+        listed = project["dependencies"] + [r for extra in project.get("optional-dependencies", {}).values() for r in extra]
+        for requirement in listed:
+            name, bound = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", requirement).groups()
+            if name != "gptcourse":  # the course package itself: installed from ./course
+                requirements[CONDA_NAMES.get(name.lower(), name.lower())] = bound.replace(" ", "")
+    return requirements
+
+
+def conda_requirements():
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    conda, pip = {}, []
+    for entry in env["dependencies"]:
+        if isinstance(entry, dict):
+            pip += entry["pip"]
+            continue
+        name, bound = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", entry).groups()
+        conda[name.lower()] = bound.replace(" ", "")
+    return conda, pip
+
+
+def test_every_pip_requirement_is_in_environment_yml_with_the_same_bound():
+    conda, _ = conda_requirements()
+    for name, bound in pip_requirements().items():
+        assert name in conda, f"{name} is a pip requirement but missing from environment.yml"
+        assert conda[name] == bound, f"{name}: pip says {bound!r}, environment.yml says {conda[name]!r}"
+
+
+def test_environment_yml_lists_nothing_the_pip_requirements_do_not():
+    conda, pip = conda_requirements()
+    extra = set(conda) - set(pip_requirements()) - {"python", "pip"}
+    assert not extra, f"only in environment.yml: {sorted(extra)}"
+    assert pip == ["-e ./course", "-e ."], "environment.yml must install the course and the grader from the checkout"
+
+
+def test_required_packages_are_declared():
+    declared = set(pip_requirements())
+    for name in ("jupyterlab", "pytorch", "tiktoken", "matplotlib", "seaborn", "nbgrader", "pytest", "nbval"):
+        assert name in declared
+
+
+def test_torch_requirement_stays_loose_for_colab():
+    bound = pip_requirements()["pytorch"]
+    assert bound.startswith(">=") and "==" not in bound and "<" not in bound
