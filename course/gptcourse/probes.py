@@ -137,12 +137,24 @@ def describe_attribute(module, name):
     return f"a {type(value).__name__}"
 
 
-def causal_mask_pattern(mask, context_length):
-    """'upper-triangular' when the buffer hides exactly the future positions."""
-    expected = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+def describe_mask(module, context_length, task_id):
+    """The `mask` attribute: a registered buffer holding the causal pattern of context_length.
+
+    Leading singleton dimensions, float or bool are all fine. Task 3.2 only asks for "a causal
+    mask buffer", so there a mask of the allowed positions (tril) is accepted too.
+    """
+    if "mask" not in dict(module.named_buffers(recurse=False)):
+        return describe_attribute(module, "mask")
+    mask = module.mask.detach().cpu()
+    while mask.dim() > 2 and mask.shape[0] == 1:
+        mask = mask[0]
     if tuple(mask.shape) != (context_length, context_length):
-        return f"shape {tuple(mask.shape)}"
-    return "upper-triangular" if torch.equal(mask.detach().cpu().bool(), expected) else "not the causal pattern"
+        return (f"registered buffer of shape {tuple(module.mask.shape)} (expected "
+                f"({context_length}, {context_length}) for context_length={context_length})")
+    future = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+    if torch.equal(mask.bool(), future) or (task_id == "3.2" and torch.equal(mask.bool(), ~future)):
+        return "registered buffer with the causal pattern (ones above the diagonal)"
+    return "registered buffer without the causal pattern (ones above the diagonal, diagonal=1)"
 
 
 # ------------------------------------------------------------------------------------------
@@ -205,8 +217,8 @@ def constructor_arguments(case):
 def _record_structure(module, p):
     p.step = "inspecting your module's attributes"
     structure = {name: describe_attribute(module, name) for name in PINNED_ATTRIBUTES[p.case.task]}
-    if "mask" in structure and structure["mask"].startswith("registered buffer"):
-        structure["mask"] += ", " + causal_mask_pattern(module.mask, p.case.args["context_length"])
+    if "mask" in structure:
+        structure["mask"] = describe_mask(module, p.case.args["context_length"], p.case.task)
     p.obs["structure"] = structure
 
 
