@@ -135,31 +135,30 @@ def _weights_fn(**options):
 # Modules: subclasses of the reference with one thing changed in forward
 # ------------------------------------------------------------------------------------------
 
-def _v1_forward(options):
+# Knobs that change which projections feed attend(); the others are attend()'s own.
+PROJECTION_KNOBS = ("no_values", "query_for_keys", "key_for_values", "weight_not_transposed")
+
+
+def _projections(self, x, weight_not_transposed=False):
+    """Queries, keys and values of SelfAttention_v1 (parameters) or _v2 (nn.Linear layers)."""
+    layers = (self.W_query, self.W_key, self.W_value)
+    if isinstance(self.W_query, torch.nn.Parameter):
+        return tuple(x @ w for w in layers)
+    if weight_not_transposed:
+        return tuple(x @ layer.weight for layer in layers)
+    return tuple(layer(x) for layer in layers)
+
+
+def _self_attention_forward(options):
     def forward(self, x):
-        q, k, v = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        q, k, v = _projections(self, x, options.get("weight_not_transposed", False))
         if options.get("no_values"):
             v = x
         if options.get("query_for_keys"):
             k = q
         if options.get("key_for_values"):
             v = k
-        attend_options = {key: val for key, val in options.items() if key not in ("no_values", "query_for_keys", "key_for_values")}
-        return attend(q, k, v, causal=False, d_in=x.shape[-1], **attend_options)[1]
-    return forward
-
-
-def _v2_forward(options):
-    def forward(self, x):
-        if options.get("weight_not_transposed"):
-            q, k, v = x @ self.W_query.weight, x @ self.W_key.weight, x @ self.W_value.weight
-        else:
-            q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
-        if options.get("no_values"):
-            v = x
-        if options.get("key_for_values"):
-            v = k
-        attend_options = {key: val for key, val in options.items() if key not in ("no_values", "weight_not_transposed", "key_for_values")}
+        attend_options = {key: val for key, val in options.items() if key not in PROJECTION_KNOBS}
         return attend(q, k, v, causal=False, d_in=x.shape[-1], **attend_options)[1]
     return forward
 
@@ -244,7 +243,7 @@ def variants(task_id):
             (dict(query_for_keys=True), "the keys are computed with W_query instead of W_key"),
             (dict(key_for_values=True), "the values are computed with W_key instead of W_value"),
         ]
-        return [(m, _subclass("2.2", _v1_forward(o))) for o, m in SCALING + extra]
+        return [(m, _subclass("2.2", _self_attention_forward(o))) for o, m in SCALING + extra]
     if task_id == "2.3":
         extra = [
             (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of W_value(x)"),
@@ -252,7 +251,7 @@ def variants(task_id):
             (dict(weight_not_transposed=True), "the nn.Linear weights are used as x @ W.weight: call the layer (W_query(x)), "
                                                "its weight is stored as (d_out, d_in)"),
         ]
-        return [(m, _subclass("2.3", _v2_forward(o))) for o, m in SCALING + extra]
+        return [(m, _subclass("2.3", _self_attention_forward(o))) for o, m in SCALING + extra]
     if task_id == "2.5":
         return [(m, _subclass("2.5", _causal_forward(o))) for o, m in MASKING + SCALING]
     if task_id == "3.1":
