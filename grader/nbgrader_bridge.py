@@ -4,10 +4,12 @@
     from grader.nbgrader_bridge import run_hidden_tests
     run_hidden_tests("2.5", globals())
     ### END HIDDEN TESTS
+    check("2.5", CausalAttention)
 
-It runs the same cases, probes and verdict as the course grader, with the earlier tasks'
+The hidden tests come first. It runs the same cases, probes and verdict as the course grader, with the earlier tasks'
 graded names bound to the reference while the task is tested (so one mistake costs points
-once), and raises AssertionError with the feedback when the task fails. Environment
+once), and raises AssertionError with the feedback when the task fails. When they pass, the
+public self-check below them is skipped: it would use the student's own earlier code. Environment
 variables GPTCOURSE_GRADER_SEED and GPTCOURSE_GRADER_DEVICE fix the seed and device (the
 agreement test between the two graders sets them).
 """
@@ -15,6 +17,7 @@ import os
 import secrets
 
 from gptcourse.probes import run_probe
+from gptcourse.selfcheck import defer_to_hidden_tests
 from gptcourse.tasks import get_task, tasks_before
 from grader.engine import Expectations, devices_for
 from grader.reference import reference_object
@@ -36,6 +39,7 @@ def run_hidden_tests(task_id, namespace):
     status, message, _ = verdict(task_id, cases, expected, {"result": {"observations": observations}})
     if status != "passed":
         raise AssertionError(f"Task {task_id} ({status}): {message}")
+    defer_to_hidden_tests(task_id)
     print(f"Task {task_id}: hidden tests passed.")
 
 

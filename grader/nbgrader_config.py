@@ -14,4 +14,3 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.OverwriteCells.add_missing_cells = True
 # Every cell of these chapters runs in seconds; an infinite loop should not hold the batch.
 c.Execute.timeout = 60
-c.Execute.allow_errors = True

@@ -25,6 +25,9 @@ def test_master_runs_top_to_bottom(chapter, tmp_path, monkeypatch, mirror_dir):
     client.execute()  # raises CellExecutionError, with the cell and traceback, on any error
     elapsed = time.monotonic() - started
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert outputs.count("self-check cases passed") == outputs.count("✔"), outputs[-2000:]
-    assert outputs.count("hidden tests passed") == sum(1 for c in nb.cells if "run_hidden_tests" in c.source)
+    check_cells = sum(1 for c in nb.cells if "run_hidden_tests" in c.source)
+    assert check_cells == len([c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")])
+    # In a master the hidden tests run first; once they pass, check() defers to them.
+    assert outputs.count("hidden tests passed") == check_cells, outputs[-2000:]
+    assert outputs.count("self-check skipped") == check_cells, outputs[-2000:]
     print(f"{chapter}: {elapsed:.1f} s on this machine")

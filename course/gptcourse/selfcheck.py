@@ -22,6 +22,16 @@ class SelfCheckFailed(AssertionError):
     """Raised by check(): the message says what is wrong and, where it can, why."""
 
 
+# Tasks whose hidden tests already passed in this kernel (nbgrader autograde runs them first
+# in the check cell). The self-check would use the student's own earlier code, so it could
+# fail where the grade, which uses the reference for earlier tasks, is full marks.
+_GRADED_BY_HIDDEN_TESTS = set()
+
+
+def defer_to_hidden_tests(task_id):
+    _GRADED_BY_HIDDEN_TESTS.add(get_task(task_id).id)
+
+
 @functools.lru_cache(maxsize=None)
 def load_fixtures(chapter):
     path = os.path.join(FIXTURE_DIR, f"{chapter}.json")
@@ -43,6 +53,9 @@ def check(task_id, obj):
     name = " / ".join(task.names)
     if obj is None or not callable(obj):
         raise SelfCheckFailed(f"Task {task.id}: expected the function or class {name}, got {obj!r}")
+    if task.id in _GRADED_BY_HIDDEN_TESTS:
+        print(f"Task {task.id}: graded by the hidden tests above; self-check skipped.")
+        return
     entries = load_fixtures(task.chapter)[task.id]
     runs = 0
     for device in _devices():
