@@ -1,0 +1,154 @@
+"""nbgrader and the course grader give the same points for the same submissions.
+
+Both run the same hidden tests: nbgrader inside each student's kernel (the check cells call
+grader/nbgrader_bridge.py), the course grader in its own worker processes. One nbgrader
+course directory holds a correct student, students with one corpus mistake each, students
+with correct alternatives, students whose mistake in one task could leak into another, and
+an untouched release. nbgrader autogrades it with a fixed seed on the CPU, the course grader
+grades the same submitted/ folder with the same seed, and every task's score must match,
+as must its maximum.
+"""
+import json
+
+import pytest
+
+from factory import CORPUS, filled_notebook, grade_id, records_by_submission, release_notebook, run_grader
+from gptcourse.tasks import CHAPTERS, get_task, tasks_of
+from grader import nbgrader_course
+
+pytestmark = pytest.mark.slow  # about fifteen notebooks run in nbgrader kernels
+
+SEED = 4242
+CH2, CH3 = "02_attention", "03_multihead_attention"
+
+# One student per corpus file: diverse mistakes across both chapters (an in-place edit of
+# the input, dropout in the wrong place, a missing error, a missing head...) and correct
+# alternatives that must get full points from both graders.
+CORPUS_STUDENTS = [
+    "2.1/wrong_softmax_dim0",
+    "2.3/wrong_bias_always",
+    "2.4/wrong_inplace_input",
+    "2.5/wrong_dropout_on_context",
+    "3.1/wrong_only_first_head",
+    "3.2/wrong_no_raise",
+    "2.5/correct_sdpa",
+    "3.2/correct_einsum",
+]
+
+# Task 2.5 written with the student's own causal_attention_weights (Task 2.4): sensible reuse.
+CAUSAL_ATTENTION_REUSING_2_4 = '''\
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        attn_weights = causal_attention_weights(queries @ keys.transpose(1, 2), keys.shape[-1])
+        return self.dropout(attn_weights) @ values
+'''
+
+
+def corpus(item):
+    return (CORPUS / f"{item}.py").read_text()
+
+
+def release_cell(chapter, cell_id):
+    return next("".join(c["source"]) for c in release_notebook(chapter)["cells"] if grade_id(c) == cell_id)
+
+
+def students():
+    """{student: ({chapter: notebook}, tasks that lose their points)}.
+
+    The points lost follow the course's rule: a task is graded with the reference in place
+    of the earlier tasks it uses, so one mistake costs points once.
+    """
+    found = {
+        "all_correct": ({chapter: filled_notebook(chapter) for chapter in CHAPTERS}, set()),
+        "untouched_release": ({chapter: release_notebook(chapter) for chapter in CHAPTERS},
+                              {task.id for chapter in CHAPTERS for task in tasks_of(chapter)}),
+        # Chapter 03 with the carry-over cell never filled in, or filled with a wrong Task 2.5:
+        # tasks 3.1 and 3.2 are graded with the reference CausalAttention.
+        "carry_cell_untouched": ({CH3: filled_notebook(CH3, {"2.5": release_cell(CH3, "carry_2_5")})}, set()),
+        "carry_cell_wrong_2_5": (
+            {CH3: filled_notebook(CH3, {"2.5": corpus("2.5/wrong_mask_includes_diagonal")})}, set()),
+        # A wrong Task 2.4 that the (otherwise right) Task 2.5 calls costs the points of 2.4 only.
+        "reuses_own_wrong_2_4": (
+            {CH2: filled_notebook(CH2, {"2.4": corpus("2.4/wrong_no_scaling"),
+                                        "2.5": CAUSAL_ATTENTION_REUSING_2_4})}, {"2.4"}),
+    }
+    for item in CORPUS_STUDENTS:
+        task_id = item.split("/")[0]
+        chapter = get_task(task_id).chapter
+        lost = set() if "/correct_" in item else {task_id}
+        found[item.replace("/", "_").replace(".", "_")] = (
+            {chapter: filled_notebook(chapter, {task_id: corpus(item)})}, lost)
+    return found
+
+
+class Graded:
+    """What the tests compare; a short repr keeps pytest's failure reports readable."""
+
+    def __init__(self, root, nbgrader_scores, course, submissions):
+        self.root, self.nbgrader_scores, self.course, self.submissions = root, nbgrader_scores, course, submissions
+
+    def __repr__(self):
+        return f"<nbgrader course directory {self.root}>"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Both graders on the same submissions: the slow part, shared by the tests below."""
+    root = tmp_path_factory.mktemp("nbgrader_course")
+    nbgrader_course.make_course(root)
+    submissions = students()
+    for student, (notebooks, _) in submissions.items():
+        for chapter, notebook in notebooks.items():
+            nbgrader_course.add_submission(root, student, chapter, notebook)
+    for chapter in CHAPTERS:
+        nbgrader_course.autograde(root, chapter, seed=SEED, device="cpu")
+    nbgrader_scores = nbgrader_course.scores(root)
+    # The course directory itself, as an instructor would pass it: the grader reads submitted/.
+    records = run_grader([root], tmp_path_factory.mktemp("grades"),
+                         "--jobs", "2", "--seed", str(SEED), "--device", "cpu")
+    return Graded(root, nbgrader_scores, records_by_submission(records), submissions)
+
+
+def check_cell_output(root, student, task_id):
+    """What nbgrader's run of the task's check cell printed or raised (for failure messages)."""
+    task = get_task(task_id)
+    path = root / "autograded" / student / task.chapter / f"{task.chapter}.ipynb"
+    for cell in json.loads(path.read_text())["cells"]:
+        if grade_id(cell) == task.check_cell_id:
+            return "\n".join("".join(o.get("text", "")) or f"{o.get('ename')}: {o.get('evalue')}"
+                             for o in cell["outputs"])
+    return "(no check cell in the autograded notebook)"
+
+
+def test_both_graders_grade_the_same_tasks(graded):
+    course_tasks = {(student, task) for student, tasks in graded.course.items() for task in tasks}
+    assert set(graded.nbgrader_scores) == course_tasks
+
+
+def test_scores_and_maximums_agree(graded):
+    disagreements = []
+    for (student, task_id), (score, max_score) in sorted(graded.nbgrader_scores.items()):
+        record = graded.course[student][task_id]
+        if (score, max_score) != (record["points"], record["max_points"]):
+            disagreements.append(
+                f"{student} task {task_id}: nbgrader {score:g}/{max_score:g}, course grader "
+                f"{record['points']}/{record['max_points']} ({record['status']}: {record['feedback'][:200]})\n"
+                f"  nbgrader's check cell: {check_cell_output(graded.root, student, task_id)[-400:]}")
+    assert not disagreements, "\n".join(disagreements)
+
+
+def test_the_submissions_lose_the_expected_points(graded):
+    """Agreement alone could be vacuous (say, both graders failing every task)."""
+    for student, (_, lost) in graded.submissions.items():
+        for task_id, record in graded.course[student].items():
+            expected = 0 if task_id in lost else record["max_points"]
+            assert record["points"] == expected, (student, task_id, record["feedback"])
