@@ -13,15 +13,13 @@ import argparse
 import difflib
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
 import nbformat
 
 from gptcourse import records
-from gptcourse.tasks import CHAPTERS, get_task, tasks_of
+from gptcourse.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "solutions")
@@ -83,10 +81,10 @@ def chapter_manifest(chapter):
         elif grade_id.startswith("carry_"):
             carry.append(strip_markers(cell.source))
         elif grade_id.startswith("task_"):
-            task = get_task(grade_id[len("task_"):].replace("_", "."))
+            task = task_of_cell(grade_id)
             tasks.setdefault(task.id, {})["source"] = strip_markers(cell.source)
         elif grade_id.startswith("check_"):
-            task = get_task(grade_id[len("check_"):].replace("_", "."))
+            task = task_of_cell(grade_id)
             tasks.setdefault(task.id, {})["points"] = meta["points"]
             tasks[task.id]["check_source"] = without_hidden_tests(cell.source)
     expected = [task.id for task in tasks_of(chapter)]
@@ -178,17 +176,12 @@ def nbgrader_command(*args):
 
 def release_files():
     """Run nbgrader generate_assignment on each master in a scratch course directory."""
+    from grader.nbgrader_course import make_course  # it imports this module
+
     files = {}
     with tempfile.TemporaryDirectory() as course_root:
-        shutil.copy(NBGRADER_CONFIG, os.path.join(course_root, "nbgrader_config.py"))
+        make_course(course_root)
         for chapter in CHAPTERS:
-            source_dir = os.path.join(course_root, "source", chapter)
-            os.makedirs(source_dir)
-            shutil.copy(master_path(chapter), source_dir)
-            command, env = nbgrader_command(
-                "generate_assignment", chapter, "--force", "--log-level=WARN",
-                f"--CourseDirectory.root={course_root}")
-            subprocess.run(command, check=True, cwd=course_root, env=env)
             released = read_notebook(os.path.join(course_root, "release", chapter, f"{chapter}.ipynb"))
             files[os.path.join(COURSE, f"{chapter}.ipynb")] = notebook_text(released)
     return files

@@ -16,12 +16,12 @@ agreement test between the two graders sets them).
 import os
 import secrets
 
-from gptcourse.probes import run_probe
 from gptcourse.selfcheck import defer_to_hidden_tests
 from gptcourse.tasks import get_task, tasks_before
 from grader.engine import Expectations, devices_for
 from grader.reference import reference_object
 from grader.verdict import verdict
+from grader.worker import observe
 
 _SEED = int(os.environ.get("GPTCOURSE_GRADER_SEED", secrets.randbelow(2**31)))
 
@@ -35,7 +35,7 @@ def run_hidden_tests(task_id, namespace):
     devices = devices_for(os.environ.get("GPTCOURSE_GRADER_DEVICE", "auto"))
     cases, expected = Expectations(_SEED, devices).for_task(task_id)
     with _reference_bound(namespace, tasks_before(task_id)):
-        observations = [run_probe(obj, case) for case in cases]
+        observations = observe(obj, cases)
     status, message, _ = verdict(task_id, cases, expected, {"result": {"observations": observations}})
     if status != "passed":
         raise AssertionError(f"Task {task_id} ({status}): {message}")

@@ -21,7 +21,7 @@ import os
 import shutil
 import subprocess
 
-from gptcourse.tasks import CHAPTERS
+from gptcourse.tasks import CHAPTERS, task_of_cell
 from grader.build import NBGRADER_CONFIG, ROOT, master_path, nbgrader_command
 
 # The kernels nbgrader starts must import `gptcourse` (the student package, in course/) and
@@ -110,6 +110,5 @@ def scores(root):
                 for submitted in gradebook.notebook_submissions(notebook.name, assignment.name):
                     for grade in submitted.grades:
                         if grade.name.startswith("check_"):
-                            task_id = grade.name[len("check_"):].replace("_", ".")
-                            found[(submitted.student.id, task_id)] = (grade.score, grade.max_score)
+                            found[(submitted.student.id, task_of_cell(grade.name).id)] = (grade.score, grade.max_score)
     return found

@@ -16,7 +16,7 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 
-from gptcourse.tasks import CHAPTERS, TASKS_BY_ID, get_task
+from gptcourse.tasks import CHAPTERS, get_task, task_of_cell
 
 
 @dataclass
@@ -129,9 +129,9 @@ def _plain_cell(cell):
 
 def _chapter_from_grade_ids(cells):
     for cell in cells:
-        match = re.fullmatch(r"(?:task|check)_(\d+)_(\d+)", str(cell["grade_id"] or ""))
-        if match and f"{match[1]}.{match[2]}" in TASKS_BY_ID:
-            return get_task(f"{match[1]}.{match[2]}").chapter
+        task = task_of_cell(cell["grade_id"])
+        if task:
+            return task.chapter
     return None
 
 

@@ -5,13 +5,12 @@ gives other code for it, the way a student replaces the `raise NotImplementedErr
 """
 import copy
 import json
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gptcourse.tasks import get_task
+from gptcourse.tasks import get_task, task_of_cell
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"
@@ -37,7 +36,7 @@ def filled_notebook(chapter, overrides=None):
     for cell in nb["cells"]:
         gid = grade_id(cell)
         if gid.startswith(("task_", "carry_")):
-            task_id = gid.split("_", 1)[1].replace("_", ".")
+            task_id = task_of_cell(gid).id
             cell["source"] = overrides.get(task_id, sources[task_id])
     return nb
 

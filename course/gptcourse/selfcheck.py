@@ -5,7 +5,6 @@ fixtures, and compares with the reference outputs stored next to them (numbers o
 reference code is not part of the course). Fast, offline, and the same on CPU and GPU.
 """
 import functools
-import json
 import os
 
 import torch

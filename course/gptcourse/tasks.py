@@ -43,6 +43,15 @@ TASKS_BY_ID = {task.id: task for task in TASKS}
 CHAPTERS = tuple(dict.fromkeys(task.chapter for task in TASKS))
 
 
+def task_of_cell(grade_id):
+    """The task of a cell's nbgrader grade_id ('task_2_5', 'check_2_5', 'carry_2_5'), or None."""
+    prefix, _, slug = str(grade_id or "").partition("_")
+    task_id = slug.replace("_", ".")
+    if prefix in ("task", "check", "carry") and task_id in TASKS_BY_ID:
+        return TASKS_BY_ID[task_id]
+    return None
+
+
 def get_task(task_id):
     try:
         return TASKS_BY_ID[str(task_id)]
