@@ -1,8 +1,9 @@
 """Command line of the course grader.
 
-    python -m grader grade PATH... --out DIR [--device auto|cpu|cuda] [--jobs N]
+    python -m grader grade PATH... --out DIR [--device auto|cpu|cuda] [--jobs N] [--sandbox auto|bwrap|none]
 """
 import argparse
+import json
 import os
 import sys
 
@@ -21,18 +22,34 @@ def main(argv=None):
     g.add_argument("--timeout", type=float, default=60.0, help="seconds per task (default 60)")
     g.add_argument("--memory-mb", type=int, default=2048, help="memory per worker beyond torch's own")
     g.add_argument("--seed", type=int, default=None, help="hidden test seed (default: random, kept on resume)")
+    g.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "none"],
+                   help="where student code runs: bwrap (a bubblewrap sandbox per worker), none (plain "
+                        "processes), auto (bwrap when it works here; default). See docs/grading.md")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
     settings = Settings(out_dir=args.out, device=args.device, jobs=args.jobs, timeout=args.timeout,
-                        memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet)
+                        memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet,
+                        sandbox=args.sandbox)
     records = grade(args.paths, settings)
     submissions = {r["submission"] for r in records}
     total = sum(r["points"] for r in records)
     possible = sum(r["max_points"] for r in records)
     print(f"graded {len(records)} tasks of {len(submissions)} submissions: {total}/{possible} points; "
           f"see {os.path.join(args.out, 'grades.csv')}")
+    isolation = _isolation_of(args.out)
+    if isolation:
+        print(f"isolation: {isolation.get('sandbox')} - {isolation.get('detail')}")
     return 0
+
+
+def _isolation_of(out_dir):
+    """The isolation this run used, as recorded in run.json."""
+    try:
+        with open(os.path.join(out_dir, "run.json"), encoding="utf-8") as f:
+            return json.load(f).get("isolation")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 if __name__ == "__main__":

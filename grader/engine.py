@@ -7,25 +7,21 @@ exit or memory bomb ends only its own worker. Results are appended to results.js
 they arrive, so an interrupted batch resumes where it stopped.
 """
 import json
-import multiprocessing
-import multiprocessing.connection
 import os
 import secrets
-import signal
+import sys
 import time
-from collections import deque
 from dataclasses import dataclass
 
 import torch
 
 from gptcourse import records
-from gptcourse.tasks import TASKS, get_task, tasks_before, tasks_of
-from grader import report
-from grader.submissions import check_cell_note, discover, find_task_cell
+from gptcourse.tasks import CHAPTERS, TASKS, TASKS_BY_ID, carried_tasks, chapters_for, get_task, tasks_of
+from grader import report, sandbox
+from grader.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, readable
 from grader.verdict import verdict
 
 MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "manifest.json")
-WORKER_PRELOAD = ["numpy", "torch", "gptcourse.probes", "grader.worker"]
 
 
 @dataclass
@@ -35,6 +31,7 @@ class Settings:
     jobs: int = 2
     timeout: float = 60.0  # seconds per task
     memory_mb: int = 2048  # per worker, on top of what torch itself uses
+    sandbox: str = "auto"  # auto | bwrap | none (grader/sandbox.py)
     seed: int = None
     progress: bool = True
 
@@ -61,19 +58,30 @@ class Expectations:
     """Cases and expected observations per task for this run's seed, each computed once.
 
     Cases are cheap and needed to start workers; the reference's observations are only
-    needed to judge, so they are computed while the first workers run.
+    needed to judge, so they are computed while the first workers run. Each hidden case runs
+    on every device of the run and, when its kind supports it, once more on the meta device
+    right after the CPU, to catch tensors created on the CPU inside the code (see
+    gptcourse/probes.py) on graders without a GPU.
     """
 
     def __init__(self, seed, devices):
         self.seed, self.devices = seed, devices
-        self._cases, self._expected = {}, {}
+        self._cases, self._origins, self._expected = {}, {}, {}
 
     def cases(self, task_id):
         if task_id not in self._cases:
-            from grader.hidden.cases import hidden_cases
+            from gptcourse.probes import META, device_pass_supported
+            from grader.chapters import hidden_cases
 
-            self._cases[task_id] = [case.on(device) for case in hidden_cases(task_id, self.seed)
-                                    for device in self.devices]
+            cases, origins = [], []
+            for index, case in enumerate(hidden_cases(task_id, self.seed)):
+                for device in self.devices:
+                    cases.append(case.on(device))
+                    origins.append((index, False))
+                    if device == "cpu" and device_pass_supported(case):
+                        cases.append(case.on(META))
+                        origins.append((index, True))
+            self._cases[task_id], self._origins[task_id] = cases, origins
         return self._cases[task_id]
 
     def expected(self, task_id):
@@ -81,11 +89,12 @@ class Expectations:
         if task_id not in self._expected:
             from grader.hidden.expectations import expectations
 
-            # cases() repeats each case once per device: compute each case's expectations once.
-            cases = self.cases(task_id)
-            step = len(self.devices)
-            computed = [expectations(case) for case in cases[::step]]
-            self._expected[task_id] = [computed[i // step] for i in range(len(cases))]
+            # A case's CPU and CUDA runs expect the same (CPU) numbers: compute them once.
+            computed = {}
+            for case, origin in zip(self.cases(task_id), self._origins[task_id]):
+                if origin not in computed:
+                    computed[origin] = expectations(case)
+            self._expected[task_id] = [computed[origin] for origin in self._origins[task_id]]
         return self._expected[task_id]
 
     def for_task(self, task_id):
@@ -97,14 +106,18 @@ class Expectations:
 # ------------------------------------------------------------------------------------------
 
 def _job(task_id, source, manifest, cases, settings):
+    """What a worker needs for one task: the setup of the chapters involved, the reference of
+    the earlier tasks the task carries (its chapter's earlier tasks and its `needs`,
+    transitively), the student's cell and the cases. earlier_names are the graded names
+    those references define, for the probes' context."""
     task = get_task(task_id)
-    chapters = list(dict.fromkeys(t.chapter for t in tasks_before(task_id) + [task]))
-    earlier = tasks_before(task_id)
+    carried = carried_tasks(task_id)
     return {
         "task": task_id,
         "names": list(task.names),
-        "setup_sources": [s for chapter in chapters for s in manifest[chapter]["setup"]],
-        "reference_sources": [manifest[t.chapter]["tasks"][t.id]["source"] for t in earlier],
+        "earlier_names": [name for t in carried for name in t.names],
+        "setup_sources": [s for chapter in chapters_for(task_id) for s in manifest[chapter]["setup"]],
+        "reference_sources": [manifest[t.chapter]["tasks"][t.id]["source"] for t in carried],
         "student_source": source,
         "student_filename": f"<your solution cell of task {task_id}>",
         "cases": [case.to_data() for case in cases],
@@ -116,14 +129,22 @@ def _job(task_id, source, manifest, cases, settings):
 def grade(paths, settings):
     """Grade every submission under `paths`; returns the list of task records."""
     os.makedirs(settings.out_dir, exist_ok=True)
-    start_workers_early()
     manifest = load_manifest()
-    run = _run_settings(settings)
+    isolation, workers = start_workers(settings, manifest)
+    try:
+        return _grade_all(paths, settings, manifest, isolation, workers)
+    finally:
+        workers.close()
+
+
+def _grade_all(paths, settings, manifest, isolation, workers):
+    run = _run_settings(settings, isolation)
     devices = devices_for(settings.device)
     expectations = Expectations(run["seed"], devices)
-    done = _load_results(settings.out_dir, run["seed"])
+    done = _load_results(settings.out_dir, run, manifest)
 
     submissions = discover(paths, os.path.join(settings.out_dir, ".unpacked"))
+    _warn_about_ungraded(submissions)
     records_by_key, pending = {}, []
     for submission in submissions:
         for notebook in _graded_notebooks(submission):
@@ -136,13 +157,17 @@ def grade(paths, settings):
 
     results_path = os.path.join(settings.out_dir, "results.jsonl")
     with open(results_path, "a", encoding="utf-8") as results_file:
-        for key, record in _grade_pending(pending, manifest, expectations, settings, run):
+        for key, record in _grade_pending(pending, manifest, expectations, settings, run, workers):
             records_by_key[key] = record
             results_file.write(json.dumps(record) + "\n")
             results_file.flush()
 
+    workers.end_strays()
     ordered = [records_by_key[k] for k in sorted(records_by_key, key=_record_order(records_by_key))]
+    # Rewritten from memory: a line appended by anyone else during the run does not survive it.
+    report.write_atomically(results_path, "".join(json.dumps(r) + "\n" for r in ordered))
     report.write_all(ordered, settings.out_dir, run)
+    report.write_atomically(os.path.join(settings.out_dir, "run.json"), json.dumps(run, indent=1))
     return ordered
 
 
@@ -152,66 +177,158 @@ def _record_order(records_by_key):
 
 
 def _graded_notebooks(submission):
-    """Notebooks of known chapters; the last one wins when a chapter appears twice."""
+    """Notebooks of known chapters; the last one wins when a chapter appears twice, except
+    that a notebook that cannot be read never replaces one that can (a broken backup copy
+    must not hide the real work)."""
     by_chapter = {}
     for notebook in submission.notebooks:
-        if notebook.chapter:
+        earlier = by_chapter.get(notebook.chapter)
+        if notebook.chapter and not (notebook.error and earlier and not earlier.error):
             by_chapter[notebook.chapter] = notebook
     return list(by_chapter.values())
 
 
-def _run_settings(settings):
+def _run_settings(settings, isolation):
     """The run's seed is chosen once and kept, so a resumed batch grades with the same cases."""
     path = os.path.join(settings.out_dir, "run.json")
-    previous = json.load(open(path)) if os.path.exists(path) else {}
-    seed = settings.seed if settings.seed is not None else previous.get("seed", secrets.randbelow(2**31))
+    try:
+        with open(path, encoding="utf-8") as f:
+            previous = json.load(f)
+        previous_seed = previous.get("seed") if isinstance(previous, dict) else None
+    except (OSError, ValueError):
+        previous_seed = None
+    if not isinstance(previous_seed, int) or isinstance(previous_seed, bool):
+        previous_seed = secrets.randbelow(2**31)
+    seed = settings.seed if settings.seed is not None else previous_seed
     run = {"seed": seed, "device": settings.device, "torch": torch.__version__,
-           "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
-    with open(path, "w") as f:
-        json.dump(run, f, indent=1)
+           "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+           "isolation": isolation.to_data()}
+    report.write_atomically(path, json.dumps(run, indent=1))
     return run
 
 
-def _load_results(out_dir, seed):
+def _warn_about_ungraded(submissions):
+    """Say which submissions and broken notebooks get no grade at all (no chapter to grade)."""
+    for submission in submissions:
+        graded = _graded_notebooks(submission)
+        for notebook in submission.notebooks:
+            if notebook.error and not notebook.chapter:
+                print(f"warning: {submission.id}: {readable(notebook.path)}: {notebook.error} (its chapter is "
+                      f"unknown, so it is not graded)", file=sys.stderr)
+        if not graded:
+            print(f"warning: {submission.id}: no notebook of a graded chapter was found "
+                  f"({readable(submission.path)})", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------------------
+# Resuming: results.jsonl is read as untrusted input
+# ------------------------------------------------------------------------------------------
+
+STATUSES = ("passed", "failed", "error", "timeout")
+
+
+def _load_results(out_dir, run, manifest):
+    """The records of an earlier run with the same seed and device, keyed like the pending tasks.
+
+    Anyone (student code without a sandbox, too) could have written to results.jsonl, so a
+    line is kept only when every field is well-formed, and only its identity, status and
+    messages are taken from it: points, maximum, names and level come from the manifest.
+    A line that is not kept just means that task is graded again.
+    """
     done = {}
     path = os.path.join(out_dir, "results.jsonl")
-    if os.path.exists(path):
-        for line in open(path, encoding="utf-8"):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # a line cut short by an interruption
-            if record.get("seed") == seed:
-                done[(record["submission"], record["notebook_sha"], record["task"])] = record
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+    except OSError:
+        return done  # no earlier run (or no readable one): grade everything
+    for line in lines:
+        record = _trusted_record(line, run, manifest)
+        if record:
+            done[(record["submission"], record["notebook_sha"], record["task"])] = record
     return done
 
 
-def _grade_pending(pending, manifest, expectations, settings, run):
+def _trusted_record(line, run, manifest):
+    """The record on a results.jsonl line, rebuilt from its checked fields; None if malformed."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # a line cut short by an interruption, or not a record at all
+    if not isinstance(record, dict) or record.get("grader_fault"):
+        return None  # the grader itself failed on that task: try again
+    task = TASKS_BY_ID.get(record.get("task")) if isinstance(record.get("task"), str) else None
+    if task is None or task.id not in manifest.get(task.chapter, {}).get("tasks", {}):
+        return None
+    if record.get("seed") != run["seed"] or record.get("device") != run["device"]:
+        return None  # another run's cases or devices
+    texts = ("submission", "notebook", "notebook_sha")
+    notes = record.get("notes")
+    if (not all(isinstance(record.get(k), str) for k in texts) or record.get("status") not in STATUSES
+            or not isinstance(record.get("feedback"), (str, type(None)))
+            or not isinstance(notes, list) or not all(isinstance(n, str) for n in notes)
+            or not isinstance(record.get("duration_s"), (int, float)) or isinstance(record.get("duration_s"), bool)):
+        return None
+    # Built the way a fresh record is, so points and everything else come from the manifest.
+    base = _base_record(Submission(record["submission"], []),
+                        Notebook(record["notebook"], sha=record["notebook_sha"]), task, manifest, run)
+    base["notes"] = notes
+    trusted = _finish(base, record["status"], record["feedback"])
+    trusted["duration_s"] = record["duration_s"]
+    return _readable_record(trusted)
+
+
+def _readable_record(value):
+    """The record with lone surrogates replaced in every string (see submissions.readable)."""
+    if isinstance(value, str):
+        return readable(value)
+    if isinstance(value, list):
+        return [_readable_record(item) for item in value]
+    if isinstance(value, dict):
+        return {readable(str(key)): _readable_record(item) for key, item in value.items()}
+    return value
+
+
+def _grade_pending(pending, manifest, expectations, settings, run, workers):
     """Yield (key, record) as workers finish; notebooks that cannot run never reach a worker."""
     jobs = []
     for key, submission, notebook, task in pending:
         base = _base_record(submission, notebook, task, manifest, run)
-        if notebook.error:
-            yield key, _finish(base, "error", notebook.error)
+        base["notes"] = list(submission.notes)
+        try:
+            job, problem = _prepared(base, notebook, task, manifest, expectations, settings)
+        except Exception as exc:  # noqa: BLE001 - last resort: one notebook must not stop the batch
+            record = _finish(base, "error", f"the grader could not prepare this task ({type(exc).__name__}: "
+                                            f"{exc}); ask your instructor to look at it")
+            record["grader_fault"] = True  # not kept on resume: graded again
+            yield key, _readable_record(record)
             continue
-        source, note = find_task_cell(notebook, task.id)
-        if source is None:
-            yield key, _finish(base, "error", note)
-            continue
-        check_note = check_cell_note(notebook, task.id, manifest[task.chapter]["tasks"][task.id]["check_source"])
-        base["notes"] = [n for n in (note, check_note) if n]
-        cases = expectations.cases(task.id)
-        jobs.append((key, base, _job(task.id, source, manifest, cases, settings)))
+        if problem:
+            yield key, _readable_record(_finish(base, "error", problem))
+        else:
+            jobs.append((key, base, job))
 
     progress = _progress_bar(len(pending), settings.progress)
     progress.update(len(pending) - len(jobs))
-    for (key, base, _), outcome in run_jobs(jobs, settings):
+    for (key, base, _), outcome in run_jobs(jobs, settings, workers):
         progress.update(1)
         cases, expected = expectations.for_task(base["task"])
-        status, message, warnings = verdict(base["task"], cases, expected, outcome, settings)
+        status, message, warnings = safe_verdict(base["task"], cases, expected, outcome, settings)
         base["notes"] += warnings
-        yield key, _finish(base, status, message)
+        yield key, _readable_record(_finish(base, status, message))
     progress.close()
+
+
+def _prepared(base, notebook, task, manifest, expectations, settings):
+    """(job, None) for a task a worker must run, or (None, why it cannot run); adds notes to base."""
+    if notebook.error:
+        return None, notebook.error
+    source, note = find_task_cell(notebook, task.id)
+    if source is None:
+        return None, note
+    check_note = check_cell_note(notebook, task.id, manifest[task.chapter]["tasks"][task.id]["check_source"])
+    base["notes"] += [n for n in (note, check_note) if n]
+    return _job(task.id, source, manifest, expectations.cases(task.id), settings), None
 
 
 def _base_record(submission, notebook, task, manifest, run):
@@ -246,92 +363,51 @@ def _progress_bar(total, enabled):
     return tqdm(total=total, unit="task", desc="grading", disable=not enabled, leave=False)
 
 
+def safe_verdict(task_id, cases, expected, outcome, settings):
+    """The verdict, confined: whatever a worker reported, judging it must not stop the batch."""
+    try:
+        return verdict(task_id, cases, expected, outcome, settings)
+    except Exception as exc:  # noqa: BLE001 - the report passed the schema but still broke the judge
+        return ("error", f"the grader could not judge what your code reported ({type(exc).__name__}); "
+                         f"ask your instructor to look at this task", [])
+
+
 # ------------------------------------------------------------------------------------------
 # Worker pool
 # ------------------------------------------------------------------------------------------
 
-def _context():
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(WORKER_PRELOAD)
-    return ctx
+def start_workers(settings, manifest):
+    """Start the worker hosts now: they import torch while this process prepares the cases.
 
-
-def start_workers_early():
-    """Start the fork server now: it imports torch while this process prepares the cases."""
-    _context()
-    from multiprocessing import forkserver
-
-    forkserver.ensure_running()
-
-
-def run_jobs(jobs, settings):
-    """Run (item, job) pairs in at most settings.jobs workers; yield (item, outcome).
-
-    outcome: {"result": <worker message>} or {"killed": "timeout" | "memory", ...} or
-    {"died": exit code}.
+    Everything this process needs is imported before the first host starts, so nothing a
+    worker writes can change the code that grades it.
     """
-    from grader.worker import run_job
+    from grader import pool, scrub
 
-    ctx = _context()
-    queue, running = deque(jobs), {}
-    while queue or running:
-        while queue and len(running) < max(1, settings.jobs):
-            item = queue.popleft()
-            receiver, sender = ctx.Pipe(duplex=False)
-            process = ctx.Process(target=run_job, args=(sender, item[2]), daemon=True)
-            process.start()
-            sender.close()  # only the worker holds the sending end: its death means EOF here
-            running[receiver] = (item, process, time.monotonic())
-        ready = multiprocessing.connection.wait(list(running), timeout=0.05)
-        for receiver in ready:
-            item, process, _ = running.pop(receiver)
-            yield item, _collect(receiver, process)
-        now = time.monotonic()
-        for receiver, (item, process, started) in list(running.items()):
-            if now - started > settings.timeout:
-                outcome = {"killed": "timeout", "limit": settings.timeout}
-            elif _rss_mb(process.pid) > settings.memory_mb + 1024:
-                outcome = {"killed": "memory", "limit": settings.memory_mb}
-            else:
-                continue
-            _kill(process)
-            receiver.close()
-            del running[receiver]
-            yield item, outcome
+    _import_grading_code()
+    isolation = sandbox.choose(settings.sandbox)
+    scrubber = scrub.Scrubber.for_manifest(manifest)
+    return isolation, pool.WorkerPool(isolation, settings.jobs, scrub=scrubber.message)
 
 
-def _collect(receiver, process):
-    try:
-        message = receiver.recv_bytes()
-    except (EOFError, OSError):
-        process.join(5)
-        return {"died": process.exitcode}
-    finally:
-        receiver.close()
-    process.join(5)
-    if process.is_alive():
-        _kill(process)
-    try:
-        return {"result": records.loads(message.decode("utf-8"))}
-    except (ValueError, UnicodeDecodeError):
-        return {"died": "sent an unreadable message"}
+def _import_grading_code():
+    """Import every module that computes expectations or judges, before any student code runs
+    (without a sandbox a worker could otherwise change a file this process imports later)."""
+    import grader.chapters
+    import grader.hidden.expectations  # noqa: F401
+    import grader.reference
+    import grader.verdict  # noqa: F401
+
+    for chapter in CHAPTERS:
+        grader.chapters.chapter_module(chapter)
+        grader.reference.chapter_module(chapter)
 
 
-def _kill(process):
-    for kill in (lambda: os.killpg(process.pid, signal.SIGKILL), process.kill):
-        try:
-            kill()
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
-    process.join(5)
+def run_jobs(jobs, settings, workers):
+    """Run (item, job) pairs on the worker hosts; yield (item, outcome) as they finish.
 
-
-def _rss_mb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    outcome: {"result": <checked worker message>}, {"killed": "timeout" | "memory", ...},
+    {"died": ...} or {"malformed": why} (see grader/pool.py).
+    """
+    items = [(item, item[2]) for item in jobs]
+    yield from workers.run(items, settings.timeout, settings.memory_mb)

@@ -3,25 +3,46 @@
 Feedback shows each task's status, points and message, never the hidden tests' code.
 """
 import csv
+import hashlib
+import io
 import json
 import os
 import re
+import tempfile
 
 from gptcourse.tasks import TASKS
 
 STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "⚠️", "timeout": "⏱️"}
 
 
+def write_atomically(path, text):
+    """Write a whole file or nothing: a temporary file beside it, then a rename over it.
+
+    The rename replaces whatever is at `path` (a file, or a link someone put there) in one
+    step, so readers never see half a file and nothing written there before survives.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".writing-", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="", errors="backslashreplace") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
 def write_all(records, out_dir, run):
-    with open(os.path.join(out_dir, "grades.json"), "w", encoding="utf-8") as f:
-        json.dump(records, f, indent=1)
-    write_csv(records, os.path.join(out_dir, "grades.csv"))
+    write_atomically(os.path.join(out_dir, "grades.json"), json.dumps(records, indent=1))
+    write_atomically(os.path.join(out_dir, "grades.csv"), csv_text(records))
     feedback_dir = os.path.join(out_dir, "feedback")
+    if os.path.islink(feedback_dir) or (os.path.exists(feedback_dir) and not os.path.isdir(feedback_dir)):
+        os.unlink(feedback_dir)  # not ours: a folder is made below
     os.makedirs(feedback_dir, exist_ok=True)
     for submission, rows in by_submission(records).items():
         path = os.path.join(feedback_dir, f"{safe_name(submission)}.md")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(feedback_markdown(submission, rows, run))
+        write_atomically(path, feedback_markdown(submission, rows, run))
 
 
 def by_submission(records):
@@ -32,20 +53,29 @@ def by_submission(records):
 
 
 def safe_name(name):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "submission"
+    """A file name for a submission id: letters, digits, '.', '_' and '-' only.
+
+    When characters had to be replaced, a short hash of the id is added, so that two ids
+    that differ only there ("a b", "a_b") never share a feedback file.
+    """
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "submission"
+    if safe != name:
+        safe += "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return safe
 
 
-def write_csv(records, path):
+def csv_text(records):
     graded_tasks = [t.id for t in TASKS if any(r["task"] == t.id for r in records)]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["submission", "points", "max_points"] + [f"task {t}" for t in graded_tasks])
-        for submission, rows in by_submission(records).items():
-            points = {r["task"]: r["points"] for r in rows}
-            writer.writerow(
-                [submission, sum(points.values()), sum(r["max_points"] for r in rows)]
-                + [points.get(t, "") for t in graded_tasks]
-            )
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["submission", "points", "max_points"] + [f"task {t}" for t in graded_tasks])
+    for submission, rows in by_submission(records).items():
+        points = {r["task"]: r["points"] for r in rows}
+        writer.writerow(
+            [submission, sum(points.values()), sum(r["max_points"] for r in rows)]
+            + [points.get(t, "") for t in graded_tasks]
+        )
+    return buffer.getvalue()
 
 
 def feedback_markdown(submission, rows, run):

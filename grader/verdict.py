@@ -14,11 +14,20 @@ def verdict(task_id, cases, expected, outcome, settings=None):
                                f"(an infinite loop, or far too much work?)", [])
         return ("error", f"your code used more memory than the limit ({outcome['limit']} MB) and was "
                          f"stopped", [])
+    if "malformed" in outcome:
+        return ("error", f"the process running your code sent back something that is not a grading report "
+                         f"({outcome['malformed']}): did your code change the course package or the "
+                         f"grader's output?", [])
     if "died" in outcome:
-        return ("error", f"the process running your code ended before reporting (exit code "
-                         f"{outcome['died']}): did your code call os._exit(), or crash Python?", [])
+        died = outcome["died"]
+        how = f"exit code {died}" if isinstance(died, int) or str(died).lstrip("-").isdigit() else died
+        return ("error", f"the process running your code ended before reporting ({how}): did your code "
+                         f"call os._exit(), kill a process, or crash Python?", [])
     result = outcome["result"]
     warnings = list(result.get("warnings") or [])
+    if outcome.get("ended_processes"):
+        warnings.append(f"the grader ended {outcome['ended_processes']} process(es) that your code started "
+                        f"and left running (solution cells should not start processes)")
     if result.get("fatal"):
         return "error", result["fatal"], warnings
     observations = result.get("observations") or []

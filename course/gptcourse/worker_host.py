@@ -1,0 +1,466 @@
+"""The grading worker host: where graded student code runs, one task at a time.
+
+The grader (`python -m grader grade`) starts one host per parallel job, inside a bubblewrap
+sandbox when it can (see grader/sandbox.py), and talks to it over the host's stdin and stdout
+in length-prefixed frames. The host imports torch once; for each job it forks a child that
+runs the course setup, the earlier tasks' reference code and the student's cell, probes the
+cases and writes plain observations to a pipe. The host then:
+
+- stops the child when it runs past its time or memory limit;
+- ends every process the child left behind (the host is a "child subreaper": orphans of its
+  descendants become its own children, so a double fork or setsid cannot escape it);
+- empties the child's private scratch folder;
+- only then answers the grader, with the child's message as raw bytes, size-capped.
+
+Nothing here decides a grade, and the grader trusts nothing the host sends: it checks every
+message against a schema (grader/pool.py). This module lives in the public package because
+the sandbox holds no grader code at all: the hidden cases, the reference of the task being
+graded and the expected outputs never enter it.
+"""
+import ast
+import ctypes
+import importlib.machinery
+import io
+import json
+import linecache
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import tempfile
+import time
+import traceback
+
+_HEADER = struct.Struct(">Q")
+_MAGIC_LINE = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
+
+
+# ------------------------------------------------------------------------------------------
+# Frames: an 8-byte big-endian length, then that many bytes of JSON.
+# ------------------------------------------------------------------------------------------
+
+class ChannelClosed(Exception):
+    """The other end closed the channel (or sent a frame larger than allowed)."""
+
+
+def write_frame(fd, payload: bytes):
+    data = _HEADER.pack(len(payload)) + payload
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+def read_exactly(fd, size):
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            raise ChannelClosed("end of stream")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd, max_bytes):
+    (size,) = _HEADER.unpack(read_exactly(fd, _HEADER.size))
+    if size > max_bytes:
+        raise ChannelClosed(f"a frame of {size} bytes is larger than the limit of {max_bytes}")
+    return read_exactly(fd, size)
+
+
+# ------------------------------------------------------------------------------------------
+# Processes: hardening, descendants, reaping (Linux; elsewhere these do what they can).
+# ------------------------------------------------------------------------------------------
+
+def prctl(option, value):
+    """Call prctl(2); False where it is not available (macOS) or refused."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def become_reaper():
+    """Make orphaned descendants our children, and our memory and /proc files unreadable to
+    processes of the same user (a non-dumpable process cannot be ptraced or have its fds,
+    memory or environment read through /proc without CAP_SYS_PTRACE)."""
+    reaper = prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)
+    return reaper
+
+
+def _process_table():
+    """{pid: (ppid, state)} of every process this /proc shows."""
+    table = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: the fields after the last ')' are fixed.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) >= 2:
+            table[int(entry)] = (int(fields[1]), fields[0])
+    return table
+
+
+def descendants(root, table=None):
+    """Living (not zombie) descendants of `root`, deepest last."""
+    table = _process_table() if table is None else table
+    children = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, stack = [], list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, []))
+    return [pid for pid in found if table[pid][1] != "Z"]
+
+
+def collect_zombies():
+    """Reap exited children (ours, and orphans handed to us as subreaper)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def end_descendants(root=None, keep=(), rounds=200):
+    """SIGKILL every descendant of `root` (default: this process) except `keep` and theirs.
+
+    Repeats until none is left, since a process may fork while we kill; returns how many
+    processes were ended. Stopping first (SIGSTOP) keeps a fork loop from outrunning us.
+    """
+    root = os.getpid() if root is None else root
+    ended = 0
+    for _ in range(rounds):
+        table = _process_table()
+        spared = set(keep)
+        for pid in keep:
+            spared.update(descendants(pid, table))
+        victims = [pid for pid in descendants(root, table) if pid not in spared]
+        if not victims:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in victims:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        ended += len(victims)
+        collect_zombies()
+        time.sleep(0.005)
+    collect_zombies()
+    return ended
+
+
+def rss_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+class _HiddenPackageBlocker:
+    """A meta-path finder that refuses the hidden packages (the grader's own)."""
+
+    def __init__(self, names):
+        self.names = tuple(names)
+
+    def find_spec(self, name, path=None, target=None):
+        if any(name == hidden or name.startswith(hidden + ".") for hidden in self.names):
+            raise ImportError(f"the package {name.split('.')[0]!r} is not available to graded code")
+        return None
+
+
+def hide_packages(names):
+    """Make the grader's packages unimportable here: drop the path entries and the (editable
+    install) finders that lead to them, and refuse them by name.
+
+    In the sandbox their files are not there at all; without it this only stops accidental
+    imports (a copied instructor cell), since student code could undo it: see docs/grading.md.
+    """
+    names = [n for n in names if n]
+    for name in [m for m in sys.modules if any(m == n or m.startswith(n + ".") for n in names)]:
+        del sys.modules[name]
+    for name in names:
+        for finder in list(sys.meta_path):
+            if finder is importlib.machinery.PathFinder:
+                continue  # the ordinary path search: handled through sys.path below
+            try:
+                found = finder.find_spec(name, None) is not None
+            except Exception:  # noqa: BLE001 - the blocker below refuses the name anyway
+                found = False
+            if found:
+                sys.meta_path.remove(finder)
+        sys.path[:] = [entry for entry in sys.path
+                       if not os.path.isdir(os.path.join(entry or ".", name))]
+    sys.meta_path.insert(0, _HiddenPackageBlocker(names))
+
+
+# ------------------------------------------------------------------------------------------
+# The host loop
+# ------------------------------------------------------------------------------------------
+
+def main():
+    # The channel to the grader: keep private copies of stdin/stdout and point fds 0 and 1
+    # at /dev/null, so nothing printed by a library (or a child) can corrupt a frame.
+    channel_in, channel_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    reaper = become_reaper()
+
+    import numpy  # noqa: F401  - imported once here; every child starts with them loaded
+    import torch  # noqa: F401
+
+    from gptcourse import probes, records  # noqa: F401
+
+    hide_packages(os.environ.get("GPTCOURSE_HIDDEN_PACKAGES", "grader").split(","))
+    scratch_root = os.environ.get("GPTCOURSE_SCRATCH") or tempfile.gettempdir()
+    write_frame(channel_out, json.dumps({"ready": True, "reaper": reaper}).encode())
+    while True:
+        try:
+            request = records.loads(read_frame(channel_in, max_bytes=1 << 30).decode("utf-8"))
+        except ChannelClosed:
+            return 0
+        reply = run_request(request, scratch_root, (channel_in, channel_out))
+        write_frame(channel_out, json.dumps(reply).encode())
+
+
+def run_request(request, scratch_root, private_fds):
+    """Run one job in a child process; return the reply frame for the grader."""
+    scratch = tempfile.mkdtemp(prefix="task-", dir=scratch_root)
+    reader, writer = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(reader)
+        _child(request["job"], writer, scratch, private_fds)
+    os.close(writer)
+    outcome = _watch(pid, reader, request, started)
+    ended = end_descendants()
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {"outcome": outcome, "ended_processes": ended, "seconds": round(time.monotonic() - started, 3)}
+
+
+def _watch(pid, reader, request, started):
+    """Read the child's message while enforcing its limits; return the outcome."""
+    limit_bytes = int(request.get("max_message_bytes", 32 << 20))
+    timeout = float(request["timeout"])
+    memory_mb = float(request["memory_mb"])
+    received, size, overflow = [], 0, False
+    outcome = None
+    while True:
+        remaining = timeout - (time.monotonic() - started)
+        if remaining <= 0:
+            outcome = {"killed": "timeout", "limit": timeout}
+            break
+        if rss_mb(pid) > memory_mb + 1024:
+            outcome = {"killed": "memory", "limit": memory_mb}
+            break
+        ready, _, _ = select.select([reader], [], [], min(0.05, remaining))
+        if not ready:
+            continue
+        chunk = os.read(reader, 1 << 20)
+        if not chunk:
+            break  # the child closed its end: done, or dead
+        size += len(chunk)
+        if size > limit_bytes:
+            overflow = True
+            break
+        received.append(chunk)
+    os.close(reader)
+    if outcome is None:
+        status = _wait_briefly(pid)
+        if overflow:
+            outcome = {"oversized": limit_bytes}
+        elif size == 0 or status is None or not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            outcome = {"died": _exit_description(status)}
+        else:
+            outcome = {"message": b"".join(received).decode("utf-8", "replace")}
+    return outcome
+
+
+def _wait_briefly(pid, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return status
+        time.sleep(0.01)
+    return None
+
+
+def _exit_description(status):
+    if status is None:
+        return "unknown"
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return os.WEXITSTATUS(status)
+
+
+# ------------------------------------------------------------------------------------------
+# The child: runs the job and writes one message
+# ------------------------------------------------------------------------------------------
+
+def _child(job, writer, scratch, private_fds):
+    try:
+        for fd in private_fds:
+            os.close(fd)
+        _close_other_fds(keep=(0, 1, 2, writer))
+        os.setpgrp()
+        os.chdir(scratch)
+        os.environ["HOME"] = scratch
+        os.environ["TMPDIR"] = scratch
+        tempfile.tempdir = scratch
+        output = _silence_output()
+        try:
+            result = run_job(job, scratch)
+        except BaseException as exc:  # noqa: BLE001 - any failure must still be reported
+            result = {"fatal": f"the grader's worker failed: {type(exc).__name__}: {exc}", "warnings": []}
+        result["output_tail"] = _tail(output)
+        from gptcourse import records
+
+        payload = records.dumps(result).encode("utf-8", "replace")
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(writer, view):]
+    finally:
+        os._exit(0)  # skip interpreter teardown: student objects may misbehave in __del__
+
+
+def _close_other_fds(keep):
+    try:
+        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = range(3, 256)
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def run_job(job, scratch=None):
+    """Run the course setup, the earlier tasks' reference and the student's cell; probe the cases."""
+    import torch
+
+    torch.set_num_threads(job.get("threads", 1))
+    if any(str(case.get("device", "cpu")).startswith("cuda") for case in job["cases"]):
+        torch.cuda.init()  # before the memory cap: the CUDA runtime maps a lot of memory
+    _limit_memory(job["memory_limit_mb"])
+
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    for source in job["setup_sources"] + job["reference_sources"]:
+        exec(compile(source, "<course setup>", "exec"), namespace)
+
+    warnings = []
+    fatal = _exec_student_cell(job["student_source"], job["student_filename"], namespace, warnings)
+    if fatal:
+        return {"fatal": fatal, "warnings": warnings}
+
+    missing = [name for name in job["names"] if name not in namespace]
+    if missing:
+        return {"fatal": f"your solution cell does not define {', '.join(missing)}", "warnings": warnings}
+    from gptcourse import probes
+
+    objects = {name: namespace[name] for name in job["names"]}
+    # The earlier graded names the task builds on: the reference's, bound by the sources above.
+    earlier = {name: namespace[name] for name in job.get("earlier_names", []) if name in namespace}
+    observations = probes.observe(objects, job["cases"], scratch=scratch, earlier=earlier)
+    return {"fatal": None, "warnings": warnings, "observations": observations}
+
+
+def _exec_student_cell(source, filename, namespace, warnings):
+    """Run the cell statement by statement; a failing demo line must not hide the definitions."""
+    source = _MAGIC_LINE.sub(r"\1pass  # IPython magic removed by the grader", source)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as exc:
+        return f"your solution cell has a syntax error on line {exc.lineno}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return f"your solution cell could not be read as Python ({type(exc).__name__}: {exc})"
+    for statement in tree.body:
+        code = compile(ast.Module(body=[statement], type_ignores=[]), filename, "exec")
+        try:
+            exec(code, namespace)
+        except SystemExit as exc:
+            return f"your solution cell called sys.exit({exc.code!r}) (line {statement.lineno})"
+        except Exception as exc:  # noqa: BLE001
+            last = traceback.extract_tb(exc.__traceback__)[-1]
+            warnings.append(
+                f"line {statement.lineno} of your solution cell raised {type(exc).__name__}: {exc} "
+                f"(the grader skipped that statement; solution cells should only define things)"
+                if last.filename == filename else
+                f"line {statement.lineno} of your solution cell raised {type(exc).__name__}: {exc} (skipped)"
+            )
+    return None
+
+
+def _limit_memory(limit_mb):
+    """Cap the data segment (heap and anonymous mappings) to what is in use now plus the limit."""
+    in_use = _vm_data_bytes()
+    soft = in_use + limit_mb * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def _vm_data_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _silence_output():
+    """Send the student's prints to a buffer instead of anywhere the grader reads."""
+    sink = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(sink, 1)
+    os.dup2(sink, 2)
+    buffer = io.StringIO()
+    sys.stdout = buffer
+    sys.stderr = buffer
+    return buffer
+
+
+def _tail(buffer, limit=2000):
+    try:
+        text = buffer.getvalue()
+    except Exception:  # noqa: BLE001 - student code may have replaced it
+        return ""
+    return text[-limit:] if isinstance(text, str) else ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

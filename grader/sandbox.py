@@ -1,0 +1,141 @@
+"""Where graded code runs: the isolation levels of the worker hosts.
+
+`--sandbox auto|bwrap|none` (auto: bubblewrap when it is installed and works, else none).
+
+bwrap   Each worker host runs in its own bubblewrap sandbox: the file system read-only and
+        reduced to what Python and the course package need (the grader's package, its hidden
+        cases and reference, solutions/, the output folder and the submissions are not there at
+        all), a private scratch folder on a tmpfs, no network, no capabilities, its own PID
+        namespace (every process it starts ends with it) and its own session.
+none    The hosts run as ordinary processes of the grading user. The grader still ends every
+        process a worker leaves behind before it records the task and before it exits (it is
+        the "child subreaper" of its descendants on Linux), writes the grade files itself,
+        atomically, and never trusts what a worker sends. Student code can read what the
+        grading user can read, though: use bwrap for exams (docs/grading.md).
+"""
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from gptcourse import worker_host
+
+# What graded code could want from the rest of the machine (read-only): the system's
+# programs and libraries, and the configuration Python and torch read.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt/conda")
+GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset", "/dev/dri")
+SCRATCH = "/scratch"
+# The environment a host gets: nothing of the grader's own beyond these.
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "GPTCOURSE_DATA_MIRROR", "GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR",
+              "CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+@dataclass
+class Isolation:
+    sandbox: str  # "bwrap" or "none"
+    reaper: bool  # the grader is the subreaper of its descendants
+    detail: str  # one line for run.json and the command's summary
+
+    def to_data(self):
+        return {"sandbox": self.sandbox, "reaper": self.reaper, "detail": self.detail}
+
+
+def choose(option):
+    """The isolation level for --sandbox OPTION; raises SystemExit when bwrap is asked for but unusable."""
+    if option not in ("auto", "bwrap", "none"):
+        raise SystemExit(f"--sandbox must be auto, bwrap or none, not {option!r}")
+    reaper = worker_host.become_reaper()
+    if option in ("auto", "bwrap"):
+        problem = bwrap_problem()
+        if problem is None:
+            return Isolation("bwrap", reaper, "bubblewrap sandbox per worker: read-only file system without the "
+                                              "grader's files, private scratch folder, no network, own PID namespace")
+        if option == "bwrap":
+            raise SystemExit(f"--sandbox bwrap: {problem}")
+    detail = ("no sandbox: workers run as this user and can read what it can read; leftover processes "
+              "are ended" + (" (the grader is their subreaper)" if reaper else ""))
+    return Isolation("none", reaper, detail)
+
+
+def bwrap_problem():
+    """None when bubblewrap can start a sandbox here, else why not."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    try:
+        result = subprocess.run(bwrap_arguments([]) + ["/bin/true"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap could not be run: {exc}"
+    if result.returncode != 0:
+        return f"bwrap cannot create a sandbox on this machine: {result.stderr.strip()[:300]}"
+    return None
+
+
+def host_command(isolation):
+    """The command that starts one worker host, and its environment."""
+    python = [sys.executable, "-m", "gptcourse.worker_host"]
+    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    env.update(PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               GPTCOURSE_HIDDEN_PACKAGES="grader")
+    if isolation.sandbox == "bwrap":
+        env.update(HOME=SCRATCH, TMPDIR=SCRATCH, GPTCOURSE_SCRATCH=SCRATCH)
+        return bwrap_arguments(_python_paths()) + python, env
+    return python, env
+
+
+def bwrap_arguments(read_only_paths):
+    arguments = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    for path in SYSTEM_PATHS:
+        arguments += ["--ro-bind-try", path, path]
+    for path in read_only_paths:
+        arguments += ["--ro-bind", path, path]
+    arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+    for device in GPU_DEVICES + tuple(_numbered_gpus()):
+        arguments += ["--dev-bind-try", device, device]
+    return arguments
+
+
+def _numbered_gpus():
+    try:
+        return [f"/dev/{name}" for name in sorted(os.listdir("/dev")) if name[6:].isdigit() and name.startswith("nvidia")]
+    except OSError:
+        return []
+
+
+def _python_paths():
+    """Folders the host's Python needs, read-only: the interpreter, its libraries and the
+    installed packages, and the course package itself (an editable install points into the
+    checkout). Folders that hold the grader's package are left out: nothing of it must be there."""
+    import gptcourse
+
+    grader_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(gptcourse.__file__))}
+    wanted.update(p for p in sys.path if p and os.path.isdir(p))
+    for variable in ("GPTCOURSE_DATA_MIRROR", "GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR"):
+        if os.path.isdir(os.environ.get(variable, "")):
+            wanted.add(os.environ[variable])
+    paths = []
+    for path in sorted(os.path.realpath(p) for p in wanted):
+        if os.path.isdir(os.path.join(path, "grader")) or _inside(path, os.path.join(grader_root, "grader")):
+            continue  # the checkout root (or the grader itself): never inside the sandbox
+        if any(path.startswith(system + os.sep) or path == system for system in SYSTEM_PATHS):
+            continue  # already there
+        paths.append(path)
+    return _outermost(paths)
+
+
+def _inside(path, folder):
+    return path == folder or path.startswith(folder + os.sep)
+
+
+def _outermost(paths):
+    kept = []
+    for path in sorted(paths):
+        if not any(_inside(path, parent) for parent in kept):
+            kept.append(path)
+    return kept
+
+
+def end_stray_processes(keep=()):
+    """End every descendant of the grader except the worker hosts in `keep` (and theirs)."""
+    return worker_host.end_descendants(os.getpid(), keep=keep)
