@@ -16,12 +16,12 @@ agreement test between the two graders sets them).
 import os
 import secrets
 
+from gptcourse.probes import ProbeContext, observe
 from gptcourse.selfcheck import defer_to_hidden_tests
-from gptcourse.tasks import get_task, tasks_before
+from gptcourse.tasks import carried_tasks, get_task
 from grader.engine import Expectations, devices_for
 from grader.reference import reference_object
 from grader.verdict import verdict
-from grader.worker import observe
 
 _SEED = int(os.environ.get("GPTCOURSE_GRADER_SEED", secrets.randbelow(2**31)))
 
@@ -31,11 +31,11 @@ def run_hidden_tests(task_id, namespace):
     missing = [name for name in task.names if name not in namespace]
     if missing:
         raise AssertionError(f"Task {task_id}: your notebook does not define {', '.join(missing)}")
-    obj = namespace[task.names[0]]
+    objects = {name: namespace[name] for name in task.names}
     devices = devices_for(os.environ.get("GPTCOURSE_GRADER_DEVICE", "auto"))
     cases, expected = Expectations(_SEED, devices).for_task(task_id)
-    with _reference_bound(namespace, tasks_before(task_id)):
-        observations = observe(obj, cases)
+    with _reference_bound(namespace, carried_tasks(task_id)) as earlier:
+        observations = observe(objects, cases, ProbeContext(earlier=earlier))
     status, message, _ = verdict(task_id, cases, expected, {"result": {"observations": observations}})
     if status != "passed":
         raise AssertionError(f"Task {task_id} ({status}): {message}")
@@ -55,6 +55,7 @@ class _reference_bound:
         for name, obj in self.names.items():
             self.saved[name] = self.namespace.get(name, _MISSING)
             self.namespace[name] = obj
+        return dict(self.names)
 
     def __exit__(self, *exc):
         for name, obj in self.saved.items():

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 
 from gptcourse.tasks import CHAPTERS, task_of_cell
-from grader.build import NBGRADER_CONFIG, ROOT, master_path, nbgrader_command
+from grader.paths import NBGRADER_CONFIG, ROOT, master_path, nbgrader_command
 
 # The kernels nbgrader starts must import `gptcourse` (the student package, in course/) and
 # `grader` (the hidden tests, in the repository root). An installed course (`pip install -e`)

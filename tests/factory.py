@@ -52,9 +52,10 @@ def write_notebook(nb, path):
 class CorpusItem:
     task: str
     name: str
-    expect: str  # wrong | correct | cuda-only
-    keywords: tuple
+    expect: str  # wrong | correct
+    keywords: tuple  # the feedback must contain at least one of them (wrong items)
     source: str
+    absent: tuple = ()  # the feedback must contain none of them (advice that would mislead)
 
     @property
     def chapter(self):
@@ -76,7 +77,8 @@ def corpus_items():
             key, _, value = line[1:].partition(":")
             header[key.strip()] = value.strip()
         keywords = tuple(k.strip().lower() for k in header.get("keywords", "").split(",") if k.strip())
-        items.append(CorpusItem(path.parent.name, path.stem, header["expect"], keywords, text))
+        absent = tuple(k.strip().lower() for k in header.get("absent", "").split(",") if k.strip())
+        items.append(CorpusItem(path.parent.name, path.stem, header["expect"], keywords, text, absent))
     return items
 
 

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from factory import REPO
+from gptcourse.tasks import CHAPTERS
 
 NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + sorted((REPO / "course").glob("*.ipynb"))
 
@@ -28,8 +29,8 @@ def test_notebook_is_stored_without_outputs_or_volatile_metadata(path):
         assert not set(cell["metadata"]) & {"execution", "ExecuteTime", "collapsed", "scrolled"}
 
 
-def test_both_chapters_have_masters_and_releases():
-    for chapter in ("02_attention", "03_multihead_attention"):
+def test_every_chapter_has_a_master_a_release_and_fixtures():
+    for chapter in CHAPTERS:
         assert (REPO / "solutions" / f"{chapter}.ipynb").is_file()
         assert (REPO / "course" / f"{chapter}.ipynb").is_file()
         assert (REPO / "course" / "gptcourse" / "fixtures" / f"{chapter}.json").is_file()

@@ -6,21 +6,21 @@ import pytest
 
 from factory import corpus_items, manifest
 from gptcourse import SelfCheckFailed, check
-from gptcourse.tasks import TASKS, get_task, tasks_before
+from gptcourse.tasks import TASKS, carried_tasks, chapters_for, get_task
 from grader.reference import reference_object
 
 ITEMS = corpus_items()
 
 
 def load(source, task_id):
-    """Run a task cell the way the grader does: setup, earlier reference names, then the cell."""
+    """Run a task cell the way the grader does: setup, the carried reference names, then the cell."""
     m = manifest()
     task = get_task(task_id)
     namespace = {"__name__": "__main__"}
-    for chapter in dict.fromkeys(t.chapter for t in tasks_before(task_id) + [task]):
+    for chapter in chapters_for(task_id):
         for setup in m[chapter]["setup"]:
             exec(setup, namespace)
-    for earlier in tasks_before(task_id):
+    for earlier in carried_tasks(task_id):
         exec(m[earlier.chapter]["tasks"][earlier.id]["source"], namespace)
     exec(source, namespace)
     return namespace[task.names[0]]
@@ -50,6 +50,7 @@ def test_wrong_implementations_fail_with_a_message(item):
     message = str(failure.value)
     assert f"Task {item.task}" in message
     assert any(k in message.lower() for k in item.keywords), message
+    assert not [word for word in item.absent if word in message.lower()], message
 
 
 def test_unimplemented_stub_says_so():
@@ -65,3 +66,20 @@ def test_unknown_task_and_missing_object_are_clear():
         check("9.9", print)
     with pytest.raises(SelfCheckFailed, match="expected the function or class"):
         check("2.1", None)
+
+
+def test_a_missing_name_of_an_earlier_chapter_points_to_the_carry_over_cell():
+    """Task 3.1 builds on CausalAttention (task 2.5, chapter 02): when it is missing, the message
+    says how to bring it in, not to define helpers in the solution cell."""
+    m = manifest()
+    task = get_task("3.1")
+    namespace = {"__name__": "__main__"}
+    for setup in m[task.chapter]["setup"]:
+        exec(setup, namespace)
+    exec(m[task.chapter]["tasks"][task.id]["source"], namespace)
+    assert "CausalAttention" not in namespace
+    with pytest.raises(SelfCheckFailed) as failure:
+        check(task.id, namespace[task.names[0]])
+    message = str(failure.value)
+    assert "CausalAttention is the graded name of task 2.5" in message and "carry-over cell" in message
+    assert "define helpers" not in message

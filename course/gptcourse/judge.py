@@ -7,45 +7,66 @@ on the reference (`expected`). When they differ it tries, in order:
    leaking into the past, ...);
 3. the plain difference (shape, largest difference and where).
 It works on plain data only, so the grader can run it in a process that never ran
-student code.
+student code. It is generic: what is specific to a chapter (names of observations, hints,
+how a random output is judged) comes from the chapter module and the task's kinds.
 """
-import itertools
 import re
 
 import numpy as np
 
-from .tasks import get_task
+from .probes import kind_of
+from .tasks import chapter_module, get_task, tasks_before
 
-# What each observation key means, for messages.
+# What the generic observations mean, for messages; chapter modules add their own.
 KEY_NAMES = {
     "structure": "Module attributes",
     "extra_parameters": "Module parameters",
-    "weights": "Attention weights",
-    "context": "Context vectors",
     "out": "Output of forward (eval mode)",
-    "x_after": "Input after the call",
-    "grad/x": "Gradient with respect to the input",
+    "out_again": "Output of a second forward call in eval mode",
     "out_future_prefix": "Output up to position t when later tokens change",
     "out_train": "Output in train mode with dropout=0.0",
     "out_eval": "Output in eval mode (after a train-mode pass)",
-    "raises": "Check that d_out is divisible by num_heads",
+    "out_eval_again": "Output of a second forward call in eval mode",
+    "raises": "Check that the constructor refuses invalid arguments",
+    "len": "len(dataset)",
+    "num_batches": "Number of batches, len(loader)",
+    "file_written": "Whether a file was written",
+    "read_back": "What was read back from the file",
+    "returned": "The returned value",
+    "optimizer_calls": "Calls of optimizer.step() and optimizer.zero_grad()",
+    "training_mode_after": "The model's mode afterwards (model.training)",
+    "num_draws": "Number of samples",
 }
 
-# Exception text -> what probably happened. The first match wins.
+# Observation keys with a variable part: prefix -> how to name them.
+KEY_PREFIXES = {
+    "grad/": lambda rest: f"Gradient of {rest}",
+    "after/": lambda rest: f"The input {rest} after the call",
+    "item/": lambda rest: f"dataset[{rest}]",
+    "batch/": lambda rest: f"Batch {rest} of the loader",
+    "param/": lambda rest: f"Parameter {rest} after training",
+    "call_": lambda rest: "The result of call {}, .{}(...)".format(int(rest.split("/")[0]) + 1, rest.split("/", 1)[-1]),
+}
+
+# Exception text -> what probably happened. The chapter's hints are tried first; the first
+# match wins.
 ERROR_HINTS = [
-    (r"only supports boolean masks|expected BoolTensor|mask.*bool",
-     "masked_fill needs a boolean mask: use self.mask.bool()[:num_tokens, :num_tokens]"),
+    (r"a leaf Variable that requires grad is being used in an in-place operation|"
+     r"modified by an inplace operation",
+     "your code changes a tensor in place (an operation ending in _ such as masked_fill_, or an "
+     "assignment like x[...] = ...) that it must leave alone: compute a new tensor instead "
+     "(masked_fill without the underscore)"),
     (r"same device|Expected all tensors to be on the same device|device type",
-     "a tensor is on the wrong device: tensors created inside forward stay on the CPU; register the "
-     "mask with self.register_buffer so .to(device) moves it, or create tensors with device=x.device"),
+     "a tensor is on the wrong device: tensors created inside forward stay on the CPU; register "
+     "them with self.register_buffer so .to(device) moves them, or create tensors with device=x.device"),
     (r"view size is not compatible|view\(\) on a non-contiguous|use \.reshape",
      "after a transpose the tensor is not contiguous: call .contiguous() before .view (or use .reshape)"),
-    (r"must match the size of tensor|The size of tensor a",
-     "a size mismatch: is the mask truncated to the number of tokens "
-     "(mask[:num_tokens, :num_tokens]) and are you transposing the right dimensions?"),
     (r"mat1 and mat2 shapes cannot be multiplied|size mismatch|shapes cannot be multiplied",
      "a matrix product with mismatched shapes: check which dimensions you transpose, and remember "
      "that nn.Linear stores its weight as (out_features, in_features)"),
+    (r"must match the size of tensor|The size of tensor a",
+     "tensor sizes do not match: print the .shape of both operands and check which dimensions "
+     "you transpose or index"),
     (r"expected scalar type|dtype|Found dtype",
      "mixed dtypes: create new tensors with the input's dtype (and device), e.g. torch.ones(..., "
      "dtype=x.dtype, device=x.device)"),
@@ -57,31 +78,67 @@ ERROR_HINTS = [
      "a dimension index out of range: does your code handle batched input (batch, tokens, dim)?"),
     (r"\.T on a tensor|The use of `x\.T` on tensors of dimension other than 2",
      "`.T` only works on 2-D tensors: use .transpose(-2, -1) to swap the last two dimensions"),
-    (r"is not defined", "a name is not defined: graded cells run with the setup cell's imports and the "
-     "earlier graded names only; define helpers inside your solution cell"),
     (r"SystemExit", "your code tried to exit the Python process"),
     (r"can't allocate memory|out of memory|MemoryError|Cannot allocate memory",
      "your code tried to allocate far more memory than this task needs"),
 ]
 
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
 
-def error_hint(error):
+
+def _chapter(task_id):
+    return chapter_module(get_task(task_id).chapter)
+
+
+def key_name(task_id, key):
+    names = {**KEY_NAMES, **getattr(_chapter(task_id), "KEY_NAMES", {})} if task_id else KEY_NAMES
+    if key in names:
+        return names[key]
+    for prefix, name in KEY_PREFIXES.items():
+        if key.startswith(prefix):
+            return name(key[len(prefix):])
+    return key
+
+
+def not_defined_hint(name, task_id=None):
+    """A missing name: an earlier task's graded name comes in differently from a helper."""
+    if task_id:
+        task = get_task(task_id)
+        for earlier in tasks_before(task.id):
+            if name in earlier.names:
+                if earlier.chapter != task.chapter:
+                    return (f"{name} is the graded name of task {earlier.id} (chapter {earlier.chapter}): "
+                            f"run the carry-over cell near the top of this notebook, which brings in your "
+                            f"{name} from {earlier.chapter}.ipynb (or paste it there)")
+                return f"{name} is the graded name of task {earlier.id}: run that task's cell first"
+    return ("a name is not defined: graded cells run with the setup cell's imports and the "
+            "earlier graded names only; define helpers inside your solution cell")
+
+
+def error_hint(error, task_id=None):
     text = f"{error['type']}: {error['message']}"
+    missing = _NOT_DEFINED.search(text)
+    if missing:
+        return not_defined_hint(missing.group(1), task_id)
+    chapter_hints = getattr(_chapter(task_id), "ERROR_HINTS", []) if task_id else []
+    for pattern, hint, tasks in chapter_hints:
+        if (tasks is None or task_id in tasks) and re.search(pattern, text):
+            return hint
     for pattern, hint in ERROR_HINTS:
         if re.search(pattern, text):
             return hint
     return ""
 
 
-def describe_error(error):
+def describe_error(error, task_id=None):
     if error["type"] == "NotImplementedError":
         return "not implemented yet: replace `raise NotImplementedError()` with your code"
     where = f" at {error['where']}" if error.get("where") else ""
     if error.get("ours"):
-        message = f"while {error['step']}: {error['message']}"
+        message = f"while {error['step']}{where}: {error['message']}"
     else:
         message = f"{error['type']} while {error['step']}{where}" + (f": {error['message']}" if error["message"] else "")
-    hint = error_hint(error)
+    hint = error_hint(error, task_id)
     return f"{message} — {hint}" if hint else message
 
 
@@ -91,30 +148,51 @@ def tolerances(device):
 
 
 def _close(a, b, device="cpu"):
+    """Equal observations: arrays within tolerance (NaN where NaN), floats likewise, the rest exactly."""
     if a is None or b is None:
         return a is None and b is None
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
-        if a.shape != b.shape:
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
             return False
+        if a.dtype.kind != "f" and b.dtype.kind != "f":
+            return bool(np.array_equal(a, b))
         rtol, atol = tolerances(device)
         return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
-    return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], device) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y, device) for x, y in zip(a, b))
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+    if numbers and (isinstance(a, float) or isinstance(b, float)):
+        rtol, atol = tolerances(device)
+        return bool(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+    return type(a) is type(b) and a == b
 
 
 def _array_difference(name, got, expected):
     if got is None:
         return (f"{name}: no gradient reached it — something in your code cuts the graph "
                 f"(.detach(), .data, .item(), numpy, torch.no_grad())")
+    if not isinstance(got, np.ndarray):
+        return f"{name}: expected an array of shape {expected.shape}, got {type(got).__name__}"
     if got.shape != expected.shape:
         return f"{name}: shape {got.shape}, expected {expected.shape}"
+    if got.dtype.kind != "f" or expected.dtype.kind != "f":
+        where = tuple(int(i) for i in np.argwhere(got != expected)[0])
+        return f"{name}: differs at index {list(where)} (yours {got[where]}, expected {expected[where]})"
     if np.isnan(got).any() and not np.isnan(expected).any():
-        return (f"{name}: contains NaN, from a softmax over a row where every score is -inf "
-                f"(does your mask hide the diagonal too?)")
+        return f"{name}: contains NaN where the reference has numbers"
     diff = np.abs(np.nan_to_num(got - expected, nan=np.inf))
     where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
     return (f"{name}: not the reference's values, largest difference {diff.max():.4g} at index "
             f"{list(where)} (yours {got[where]:.4f}, expected {expected[where]:.4f})")
+
+
+def _value_difference(name, got, expected):
+    if isinstance(expected, np.ndarray):
+        return _array_difference(name, got, expected)
+    shown = lambda v: (repr(v) if len(repr(v)) <= 200 else repr(v)[:197] + "...")  # noqa: E731
+    return f"{name}: expected {shown(expected)}, got {shown(got)}"
 
 
 def _structure_difference(got, expected):
@@ -126,87 +204,14 @@ def _structure_difference(got, expected):
     return "attributes differ from the spec: " + "; ".join(lines)
 
 
-# ------------------------------------------------------------------------------------------
-# Property checks: they explain a symptom when no known variant matches.
-# ------------------------------------------------------------------------------------------
-
-def _rows_sum_to_one(weights):
-    return np.allclose(weights.sum(axis=-1), 1.0, atol=1e-4)
-
-
-def _future_weights(weights):
-    t = weights.shape[-1]
-    return weights[..., np.triu_indices(t, k=1)[0], np.triu_indices(t, k=1)[1]]
-
-
 def property_hint(task_id, key, got_obs, expected_obs, case):
-    value = got_obs.get(key)
-    if not isinstance(value, np.ndarray) or value.shape != np.shape(expected_obs.get(key)):
-        return ""
-    if key == "weights" and not _rows_sum_to_one(value):
-        return ("each row of the attention weights should sum to 1: take the softmax over the last "
-                "dimension (dim=-1)")
-    if key == "weights" and task_id == "2.4" and np.any(_future_weights(value) != 0):
-        return ("weights above the diagonal must be exactly 0: set the future scores to -inf "
-                "before the softmax")
-    if key == "out_future_prefix" and "out" in got_obs:
-        t = case.args["causal_t"]
-        if not _close(got_obs["out"][:, : t + 1], value):
-            return ("the output at early positions changed when only later tokens changed: the "
-                    "causal mask is not applied (is the result of masked_fill assigned?)")
+    """The first property hint (the task's own, then its kind's) that explains the symptom."""
+    task_hints = getattr(_chapter(task_id), "HINTS", {}).get(get_task(task_id).id, [])
+    for hint in list(task_hints) + list(kind_of(case).hints):
+        text = hint(key, got_obs, expected_obs, case)
+        if text:
+            return text
     return ""
-
-
-# ------------------------------------------------------------------------------------------
-# Dropout: train-mode outputs must be what dropping attention weights can produce.
-# ------------------------------------------------------------------------------------------
-
-def dropout_problem(got_obs, expected_obs, case):
-    """Check the train-mode outputs against every way of dropping attention weights.
-
-    With attention weights A (eval mode) and values V, dropout on the weights makes row t of
-    a head's output sum_j m_j * A[t, j] * V[j] / (1 - p) for some 0/1 pattern m. We try all
-    patterns (rows are short), so any random-number usage is accepted; dropout applied
-    anywhere else (scores, context vectors, output) produces rows no pattern explains.
-    """
-    p = case.args["dropout"]
-    weights = expected_obs["internals/weights"]  # (B, H, T, T)
-    values = expected_obs["internals/values"]  # (B, H, T, head_dim)
-    batch, heads, tokens, head_dim = values.shape
-    rtol, atol = tolerances(case.device)
-    dropped = 0
-    for pass_index in itertools.count():
-        key = f"train_{pass_index}"
-        if key not in expected_obs:
-            break
-        out = got_obs.get(key)
-        if out is None or out.shape != (batch, tokens, heads * head_dim):
-            return None  # the plain comparison reports the shape problem
-        for b, h, t in itertools.product(range(batch), range(heads), range(tokens)):
-            row = out[b, t, h * head_dim:(h + 1) * head_dim]
-            pattern = _matching_pattern(row, weights[b, h, t, : t + 1], values[b, h, : t + 1], p, rtol, atol)
-            if pattern is None:
-                full = weights[b, h, t] @ values[b, h]
-                elementwise = np.all(np.isclose(row, 0, atol=atol) | np.isclose(row, full / (1 - p), rtol=rtol, atol=atol))
-                if elementwise:
-                    return ("dropout is applied to the context vectors (or the output), not to the "
-                            "attention weights: apply it to attn_weights right after the softmax")
-                return ("in train mode your output is not what dropping attention weights gives: apply "
-                        "dropout to the attention weights after the softmax (not to the scores, not to "
-                        "the output) and scale is done by nn.Dropout itself")
-            dropped += pattern.count(0)
-    if dropped == 0:
-        return ("in train mode with dropout={} no attention weight was ever dropped: is dropout "
-                "applied (self.dropout(attn_weights)) and is the dropout rate passed on?".format(p))
-    return None
-
-
-def _matching_pattern(row, weights, values, p, rtol, atol):
-    for pattern in itertools.product((1, 0), repeat=len(weights)):
-        kept = np.array(pattern) * weights / (1 - p)
-        if np.allclose(kept @ values, row, rtol=rtol, atol=atol):
-            return pattern
-    return None
 
 
 # ------------------------------------------------------------------------------------------
@@ -222,44 +227,46 @@ def judge(task_id, case, got, expected, variants=()):
 
 def judge_detail(task_id, case, got, expected, variants=()):
     """(message or None, whether the problem is an exception the code raised)."""
-    get_task(task_id)  # unknown ids fail loudly
+    task = get_task(task_id)  # unknown ids fail loudly
+    kind = kind_of(case)
+    # A changed input explains the wrong outputs that follow from it: report it first.
+    for key, want in expected.items():
+        if key.startswith("after/") and key in got and not _close(got[key], want, case.device):
+            return _explain(task.id, kind, key, got[key], want, got, expected, case, variants), False
     for key, want in expected.items():
         if key.startswith("internals/"):
             continue
         if key not in got and "error" in got:
-            return describe_error(got["error"]), True
-        if key.startswith("train_"):
-            problem = dropout_problem(got, expected, case) if key == "train_0" else None
+            return describe_error(got["error"], task.id), True
+        if kind.owns(key):
+            problem = kind.judge_key(key, got, expected, case)
             if problem:
                 return problem, False
             continue
         if key not in got:
-            return f"{KEY_NAMES.get(key, key)}: could not be observed", False
+            return f"{key_name(task.id, key)}: could not be observed", False
         have = got[key]
         if not _close(have, want, case.device):
-            return _explain(task_id, key, have, want, got, expected, case, variants), False
+            return _explain(task.id, kind, key, have, want, got, expected, case, variants), False
     if "error" in got and "error" not in expected:
-        return describe_error(got["error"]), True
+        return describe_error(got["error"], task.id), True
     return None, False
 
 
-def _explain(task_id, key, have, want, got, expected, case, variants):
-    name = KEY_NAMES.get(key, key if not key.startswith("grad/") else f"Gradient of {key[5:]}")
+def _explain(task_id, kind, key, have, want, got, expected, case, variants):
+    name = key_name(task_id, key)
     if key == "structure":
         return _structure_difference(have, want)
     if key == "extra_parameters":
-        return (f"your module has parameters the spec does not have: {', '.join(have)} "
-                f"(with qkv_bias=False the query/key/value layers have no bias)")
-    if key == "x_after":
-        return ("your code changed its input tensor in place (for example with masked_fill_ on the "
-                "argument): compute a new tensor instead, the caller's data must stay as it was")
-    if key == "raises":
-        return ("creating the module with d_out not divisible by num_heads should raise an error "
-                "(e.g. ValueError or assert) instead of silently building a broken module")
+        return f"{kind.messages.get(key, 'your module has parameters the spec does not have')}: {', '.join(have)}"
+    if key.startswith("after/"):
+        return (f"your code changed its input {key[6:]} in place (for example with masked_fill_ on the "
+                f"argument): compute a new tensor instead, the caller's data must stay as it was")
+    if key in kind.messages:
+        return kind.messages[key]
     for message, variant_obs in (variants() if callable(variants) else variants):
         if key in variant_obs and _close(have, variant_obs[key], case.device):
             return f"{name}: wrong — it looks like {message}"
     hint = property_hint(task_id, key, got, expected, case)
-    difference = _array_difference(name, have, want) if isinstance(want, np.ndarray) else (
-        f"{name}: expected {want!r}, got {have!r}")
+    difference = _value_difference(name, have, want)
     return f"{difference} — {hint}" if hint else difference

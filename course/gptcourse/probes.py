@@ -1,4 +1,4 @@
-"""How each task's code is exercised: a probe runs a student's function or class on one case
+"""How a task's code is exercised: a probe runs a student's functions or classes on one case
 and writes down what it sees (outputs, gradients, attribute layout) as plain observations.
 
 The same probes serve three purposes:
@@ -7,54 +7,208 @@ The same probes serve three purposes:
 - the grader runs them on the student's code in a separate worker process;
 - the grader runs them on its hidden reference to know what to expect.
 A probe never decides whether something is right: that is the judge's job (judge.py).
+
+This module is generic: what a probe does for a task is a *kind* (kinds.py) that the task's
+chapter module (chapters/chNN_name.py) picks for each of its case kinds. Nothing here names
+a task.
+
+The probe contract
+------------------
+`run_probe(names, case, ctx)` runs the kind registered for (case.task, case.kind) with a
+`_Probe` (the case, the context, the observations so far) and returns the observations. The
+`ProbeContext` carries what a probe may need besides the case: the task's graded names, the
+earlier graded names it uses, a scratch folder, a random generator seeded per case, the
+tokenizer and a model slot.
+
+The device pass
+---------------
+A tensor created on the CPU inside `forward` (`torch.ones(T, T)`, `torch.arange(T)`) breaks
+only once the module is on a GPU, and most graders have none. A case run on the "meta"
+device (`case.on("meta")`) runs the kind once more with the module and inputs on PyTorch's
+`meta` device (shapes only, no numbers, nearly free) while a dispatch mode watches every
+operation: one that mixes a meta tensor with a CPU tensor of one or more dimensions is the
+mistake, reported with the operation's name. Meta alone is not enough: its matmul,
+embedding and indexing kernels accept CPU tensors silently. The rules follow CUDA's: 0-d CPU
+tensors (Python-number-like), indexing with CPU indices and copy_ across devices are allowed.
+Any other error on meta (`.item()`, data-dependent code) says nothing about devices and is
+ignored: the CPU run judges that code.
+
+Several meta kernels are written in Python (torch._refs) and import torch._dynamo on first
+use, about 1.2 s. It is imported here, with this module, so that a grading worker host pays
+it once and the processes it forks for each task start with it.
 """
 import os
+import shutil
+import tempfile
 import traceback
+import zlib
 
 import numpy as np
 import torch
+import torch._dynamo  # noqa: F401 - see below
 import torch.nn as nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from .records import Case
+from .tasks import chapter_module, get_task
 
 # Frames from these folders are library code; the student's line is the innermost other one.
 _LIBRARY_DIRS = tuple(
     os.path.dirname(os.path.abspath(module.__file__)) for module in (torch, np)
 ) + (os.path.dirname(os.path.abspath(__file__)),)
 
-NUM_DROPOUT_PASSES = 3
+META = "meta"
 
 
 class ProbeFailure(Exception):
     """A problem the probe detected itself, with a message meant for the student."""
 
 
-class _Probe:
-    """The state of one probe run: the case, the observations so far, the current step."""
+class DeviceMixError(ProbeFailure):
+    """The code under test mixed a CPU tensor with the module's tensors (found on meta)."""
 
-    def __init__(self, case):
+
+# ------------------------------------------------------------------------------------------
+# The context a probe runs in
+# ------------------------------------------------------------------------------------------
+
+class ProbeContext:
+    """What a probe may use besides its case.
+
+    names:   the task's graded names -> the objects under test (a task may have several)
+    earlier: the earlier tasks' graded names the task uses -> objects (the reference's when
+             grading, so that one mistake costs points once)
+    scratch: a folder the probe may write files in (made on first use unless given; a
+             folder made here is removed when the probe ends)
+    rng:     a numpy Generator seeded per case, for anything a probe draws
+    tokenizer: the GPT-2 tokenizer, loaded on first use
+    model:   a slot for a model a later chapter's probes share (None until one is set)
+    """
+
+    def __init__(self, names=None, earlier=None, scratch=None, seed=0, tokenizer=None, model=None):
+        self.names = dict(names or {})
+        self.earlier = dict(earlier or {})
+        self._scratch = scratch
+        self._made_scratch = None
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self._tokenizer = tokenizer
+        self.model = model
+
+    def for_case(self, case, names=None):
+        """A context for one case: the same names, folder and tokenizer, a freshly seeded rng."""
+        seed = zlib.crc32(f"{case.task}|{case.kind}|{case.label}".encode("utf-8"))
+        return ProbeContext(names if names is not None else self.names, self.earlier,
+                            self._scratch, seed, self._tokenizer, self.model)
+
+    @property
+    def scratch(self):
+        if self._scratch is None:
+            self._made_scratch = self._scratch = tempfile.mkdtemp(prefix="gptcourse-probe-")
+        return self._scratch
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from .tokenizer import get_encoding
+
+            self._tokenizer = get_encoding()
+        return self._tokenizer
+
+    def cleanup(self):
+        if self._made_scratch:
+            shutil.rmtree(self._made_scratch, ignore_errors=True)
+            self._made_scratch = self._scratch = None
+
+
+# ------------------------------------------------------------------------------------------
+# One probe run
+# ------------------------------------------------------------------------------------------
+
+class _Probe:
+    """The state of one probe run: the case, its context, the observations so far, the step."""
+
+    def __init__(self, case, ctx):
         self.case = case
+        self.ctx = ctx
         self.obs = {}
         self.step = "starting"
         self.dtype = getattr(torch, case.dtype)
         self.device = torch.device(case.device)
+        self.meta = case.device == META  # the device pass: shapes only, nothing is recorded
+        self.inputs = {}  # name -> (leaf tensor, the tensor handed to the code under test)
+
+    # -- the objects under test -------------------------------------------------------------
+    @property
+    def obj(self):
+        """The task's first graded name (most tasks have one)."""
+        return self.name(get_task(self.case.task).names[0])
+
+    def name(self, name):
+        if name in self.ctx.names:
+            return self.ctx.names[name]
+        if name in self.ctx.earlier:
+            return self.ctx.earlier[name]
+        raise ProbeFailure(f"{name} is not defined")
 
     # -- inputs ---------------------------------------------------------------------------
     def tensor(self, name, requires_grad=False):
-        value = torch.tensor(self.case.arrays[name], dtype=self.dtype, device=self.device)
-        return value.requires_grad_(requires_grad)
+        """The case's array `name` as a tensor: floats in the case's dtype, integers as int64."""
+        array = np.asarray(self.case.arrays[name])
+        if array.dtype.kind == "f":
+            dtype = self.dtype
+        elif array.dtype.kind == "b":
+            dtype = torch.bool
+        else:
+            dtype = torch.int64
+        value = torch.tensor(array, dtype=dtype, device=self.device)
+        return value.requires_grad_(requires_grad) if dtype.is_floating_point else value
+
+    def input(self, name, requires_grad=False):
+        """An input for the code under test, watched for in-place changes.
+
+        The code gets a copy of a leaf tensor: changing it in place then shows up as a
+        changed input (with the course's own message) instead of autograd's "a leaf
+        Variable that requires grad is being used in an in-place operation".
+        """
+        leaf = self.tensor(name, requires_grad=requires_grad)
+        given = leaf.clone()
+        self.inputs[name] = (leaf, given)
+        return given
 
     # -- observations ---------------------------------------------------------------------
     def record(self, key, value, what):
-        self.obs[key] = to_array(value, what)
+        """Record a tensor output (refusing anything else)."""
+        if not self.meta:
+            self.obs[key] = to_array(value, what)
+
+    def record_value(self, key, value, what):
+        """Record any plain output: tensor, array, str, number (nan too), list, dict, None."""
+        if not self.meta:
+            self.obs[key] = to_plain(value, what)
 
     def record_grad(self, key, tensor):
-        grad = tensor.grad
-        self.obs[key] = None if grad is None else to_array(grad, key)
+        if not self.meta:
+            grad = tensor.grad
+            self.obs[key] = None if grad is None else to_array(grad, key)
+
+    def record_inputs_after(self):
+        """after/<name>: each floating-point input as the code left it (it must be unchanged)."""
+        for name, (_, given) in self.inputs.items():
+            if given.dtype.is_floating_point:
+                self.record("after/" + name, given, f"the input {name}")
+
+    def record_input_grads(self):
+        for name, (leaf, _) in self.inputs.items():
+            if leaf.requires_grad:
+                self.record_grad("grad/" + name, leaf)
 
     def backward(self, output, seed_name="grad_seed"):
         """Backpropagate sum(output * seed): the gradient then depends on every output value."""
         seed = self.tensor(seed_name)
+        if not isinstance(output, torch.Tensor):
+            raise ProbeFailure(f"cannot check gradients: the output is a {type(output).__name__}, not a tensor")
         if tuple(output.shape) != tuple(seed.shape):
             raise ProbeFailure(
                 f"cannot check gradients: the output has shape {tuple(output.shape)}, "
@@ -68,21 +222,22 @@ class _Probe:
         (output * seed).sum().backward()
 
     # -- modules --------------------------------------------------------------------------
-    def construct(self, cls, positional, keywords=None):
+    def construct(self, cls, positional, keywords=None, module=True):
         keywords = keywords or {}
-        shown = ", ".join([repr(v) for v in positional] + [f"{k}={v!r}" for k, v in keywords.items()])
+        shown = ", ".join([_short_repr(v) for v in positional] + [f"{k}={_short_repr(v)}" for k, v in keywords.items()])
         self.step = f"creating {getattr(cls, '__name__', 'the object')}({shown})"
-        module = cls(*positional, **keywords)
-        if not isinstance(module, nn.Module):
-            raise ProbeFailure(f"{cls.__name__} should be a subclass of nn.Module")
-        return module
+        obj = cls(*positional, **keywords)
+        if module and not isinstance(obj, nn.Module):
+            raise ProbeFailure(f"{getattr(cls, '__name__', cls)} should be a subclass of nn.Module")
+        return obj
 
     def load_state(self, module):
-        """Copy the case's weights into the module's parameters, by parameter name."""
+        """Copy the case's weights (arrays named state/<parameter>) into the module, by name."""
         self.step = "loading the test weights into your module"
         params = dict(module.named_parameters())
         expected = {key[len("state/"):] for key in self.case.arrays if key.startswith("state/")}
-        self.obs["extra_parameters"] = sorted(set(params) - expected)
+        if not self.meta:
+            self.obs["extra_parameters"] = sorted(set(params) - expected)
         with torch.no_grad():
             for name in sorted(expected):
                 value = torch.tensor(self.case.arrays["state/" + name])
@@ -108,11 +263,58 @@ class _Probe:
                 self.record_grad("grad/" + name, param)
 
 
+def _short_repr(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# ------------------------------------------------------------------------------------------
+# Turning outputs into plain data
+# ------------------------------------------------------------------------------------------
+
 def to_array(value, what):
     """A float64 numpy copy of a tensor, refusing anything that is not a real tensor."""
     if not isinstance(value, torch.Tensor):
         raise ProbeFailure(f"{what} should be a torch.Tensor, got {type(value).__name__}")
     return torch.Tensor.detach(value).to("cpu", torch.float64).numpy().copy()
+
+
+def to_plain(value, what, depth=0):
+    """Plain data for any output a task may return.
+
+    Tensors and arrays become numpy arrays (float64 for floating point, int64 for integers,
+    bool for booleans); strings, numbers, None, lists, tuples (as lists) and dicts stay what
+    they are. Subclasses are reduced to their base type first, so an object whose __eq__
+    always says True cannot pass for a right answer.
+    """
+    if depth > 20:
+        raise ProbeFailure(f"{what} is nested too deeply to compare")
+    if isinstance(value, torch.Tensor):
+        tensor = torch.Tensor.detach(value).to("cpu")
+        if tensor.dtype.is_floating_point:
+            return tensor.to(torch.float64).numpy().copy()
+        if tensor.dtype == torch.bool:
+            return tensor.numpy().copy()
+        return tensor.to(torch.int64).numpy().copy()
+    if isinstance(value, np.ndarray):
+        kind = value.dtype.kind
+        if kind not in "biuf":
+            raise ProbeFailure(f"{what}: cannot compare an array of {value.dtype}")
+        return np.array(value, dtype={"f": np.float64, "b": np.bool_}.get(kind, np.int64))
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return None if value is None else bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int.__index__(value) if isinstance(value, int) else int(value)
+    if isinstance(value, (float, np.floating)):
+        return float.__float__(value) if isinstance(value, float) else float(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, (list, tuple)):
+        items = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
+        return [to_plain(v, what, depth + 1) for v in items]
+    if isinstance(value, dict):
+        return {str.__str__(str(k)): to_plain(v, what, depth + 1) for k, v in dict.items(value)}
+    raise ProbeFailure(f"{what}: cannot compare a value of type {type(value).__name__}")
 
 
 def describe_attribute(module, name):
@@ -128,180 +330,123 @@ def describe_attribute(module, name):
     if isinstance(value, nn.Linear):
         return (f"nn.Linear(in_features={value.in_features}, out_features={value.out_features}, "
                 f"bias={value.bias is not None})")
-    if isinstance(value, nn.ModuleList):
+    if isinstance(value, (nn.ModuleList, nn.Sequential)):
         kinds = sorted({type(m).__name__ for m in value})
         distinct = len({id(m) for m in value})
-        return f"nn.ModuleList of {len(value)} {'/'.join(kinds) or 'modules'} ({distinct} distinct objects)"
+        return (f"nn.{type(value).__name__} of {len(value)} {'/'.join(kinds) or 'modules'} "
+                f"({distinct} distinct objects)")
+    if isinstance(value, nn.Embedding):
+        return f"nn.Embedding({value.num_embeddings}, {value.embedding_dim})"
     if isinstance(value, torch.Tensor):
         return f"a plain tensor attribute of shape {tuple(value.shape)} (not a registered buffer)"
+    if isinstance(value, nn.Module) and type(value).__module__.startswith("torch.nn"):
+        return f"nn.{type(value).__name__}"
     return f"a {type(value).__name__}"
 
 
-def describe_mask(module, context_length, task_id):
-    """The `mask` attribute: a registered buffer holding the causal pattern of context_length.
+# ------------------------------------------------------------------------------------------
+# The device pass
+# ------------------------------------------------------------------------------------------
 
-    Leading singleton dimensions, float or bool are all fine. Task 3.2 only asks for "a causal
-    mask buffer", so there a mask of the allowed positions (tril) is accepted too.
-    """
-    if "mask" not in dict(module.named_buffers(recurse=False)):
-        return describe_attribute(module, "mask")
-    mask = module.mask.detach().cpu()
-    while mask.dim() > 2 and mask.shape[0] == 1:
-        mask = mask[0]
-    if tuple(mask.shape) != (context_length, context_length):
-        return (f"registered buffer of shape {tuple(module.mask.shape)} (expected "
-                f"({context_length}, {context_length}) for context_length={context_length})")
-    future = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
-    if torch.equal(mask.bool(), future) or (task_id == "3.2" and torch.equal(mask.bool(), ~future)):
-        return "registered buffer with the causal pattern (ones above the diagonal)"
-    return "registered buffer without the causal pattern (ones above the diagonal, diagonal=1)"
+_aten = torch.ops.aten
+# Operations that CUDA itself accepts with CPU tensors among GPU ones.
+_CROSS_DEVICE_OK = {_aten.index, _aten.index_put, _aten.index_put_, _aten._index_put_impl_, _aten.copy_}
+
+
+class _DeviceMixGuard(TorchDispatchMode):
+    """Refuse any operation that mixes a meta tensor with a CPU tensor of one or more dims."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.overloadpacket not in _CROSS_DEVICE_OK:
+            tensors = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+            if any(t.device.type == META for t in tensors):
+                stray = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
+                if stray:
+                    raise DeviceMixError(_device_mix_message(func, stray[0]))
+        return func(*args, **kwargs)
+
+
+def _device_mix_message(func, stray):
+    operation = str(func.overloadpacket).replace("aten.", "")
+    return (
+        f"a tensor of shape {tuple(stray.shape)} that your code created on the CPU meets the "
+        f"module's own tensors in `{operation}`. On a GPU this fails with \"Expected all tensors "
+        f"to be on the same device\" (checked here on PyTorch's 'meta' device, which stands in "
+        f"for a GPU): a tensor made inside forward (torch.ones, torch.triu, torch.arange, ...) "
+        f"stays on the CPU. Create it with device=x.device, or make it once in __init__ with "
+        f"self.register_buffer so that .to(device) moves it with the module"
+    )
+
+
+def device_pass_supported(case):
+    return getattr(kind_of(case), "device_pass", False)
 
 
 # ------------------------------------------------------------------------------------------
-# One probe routine per kind of task.
+# Running probes
 # ------------------------------------------------------------------------------------------
 
-def _probe_simple_self_attention(fn, p):
-    x = p.tensor("x", requires_grad=True)
-    p.step = "calling simple_self_attention(inputs)"
-    result = fn(x)
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise ProbeFailure(
-            f"simple_self_attention should return a pair (attn_weights, context_vecs), "
-            f"got {type(result).__name__}"
-        )
-    weights, context = result
-    p.record("weights", weights, "attn_weights (first returned value)")
-    p.record("context", context, "context_vecs (second returned value)")
-    p.record("x_after", x, "inputs")
-    p.step = "backpropagating from context_vecs to inputs"
-    p.backward(context)
-    p.record_grad("grad/x", x)
-
-
-def _probe_causal_attention_weights(fn, p):
-    scores = p.tensor("scores", requires_grad=True)
-    d_k = p.case.args["d_k"]
-    p.step = f"calling causal_attention_weights(attn_scores, d_k={d_k})"
-    weights = fn(scores, d_k)
-    p.record("weights", weights, "the returned attention weights")
-    p.record("x_after", scores, "attn_scores")
-    p.step = "backpropagating from the weights to attn_scores"
-    p.backward(weights)
-    p.record_grad("grad/x", scores)
-
-
-# Attributes each module task pins down (COURSE_SPEC.md).
-PINNED_ATTRIBUTES = {
-    "2.2": ("W_query", "W_key", "W_value"),
-    "2.3": ("W_query", "W_key", "W_value"),
-    "2.5": ("W_query", "W_key", "W_value", "mask"),
-    "3.1": ("heads",),
-    "3.2": ("W_query", "W_key", "W_value", "out_proj", "mask"),
-}
-
-
-def constructor_arguments(case):
-    """Positional arguments in the spec's order; qkv_bias by keyword, only when set."""
-    a = case.args
-    if case.task in ("2.2", "2.3"):
-        positional = [a["d_in"], a["d_out"]]
-    elif case.task == "2.5":
-        positional = [a["d_in"], a["d_out"], a["context_length"], a["dropout"]]
-    else:
-        positional = [a["d_in"], a["d_out"], a["context_length"], a["dropout"], a["num_heads"]]
-    keywords = {"qkv_bias": True} if a.get("qkv_bias") else {}
-    return positional, keywords
-
-
-def _record_structure(module, p):
-    p.step = "inspecting your module's attributes"
-    structure = {name: describe_attribute(module, name) for name in PINNED_ATTRIBUTES[p.case.task]}
-    if "mask" in structure:
-        structure["mask"] = describe_mask(module, p.case.args["context_length"], p.case.task)
-    p.obs["structure"] = structure
-
-
-def _probe_module_forward(cls, p):
-    positional, keywords = constructor_arguments(p.case)
-    module = p.construct(cls, positional, keywords)
-    _record_structure(module, p)
-    p.load_state(module)
-    p.prepare(module, train=False)
-
-    x = p.tensor("x", requires_grad=True)
-    p.step = "running forward in eval mode"
-    out = module(x)
-    p.record("out", out, "the output of forward")
-    p.record("x_after", x, "the input x")
-    p.step = "backpropagating from the output"
-    p.backward(out)
-    p.record_grad("grad/x", x)
-    p.record_parameter_grads(module)
-
-    if "x_future" in p.case.arrays:
-        # Same tokens up to position t, different ones after it: a causal module's output
-        # up to t must not change.
-        t = p.case.args["causal_t"]
-        p.step = "running forward on an input whose tokens after position t were changed"
-        with torch.no_grad():
-            out_future = module(p.tensor("x_future"))
-        p.record("out_future_prefix", out_future[:, : t + 1], "the output of forward")
-
-    if p.case.args.get("dropout") == 0.0 and "dropout" in p.case.args:
-        p.step = "running forward in train mode with dropout=0.0"
-        module.train()
-        with torch.no_grad():
-            p.record("out_train", module(p.tensor("x")), "the output of forward")
-
-
-def _probe_module_dropout(cls, p):
-    positional, keywords = constructor_arguments(p.case)
-    module = p.construct(cls, positional, keywords)
-    p.load_state(module)
-    p.prepare(module, train=True)
-    x = p.tensor("x")
-    with torch.no_grad():
-        for i in range(NUM_DROPOUT_PASSES):
-            p.step = f"running forward in train mode with dropout={p.case.args['dropout']} (pass {i + 1})"
-            p.record(f"train_{i}", module(x), "the output of forward")
-        p.step = "running forward in eval mode after training mode"
-        module.eval()
-        p.record("out_eval", module(x), "the output of forward")
-
-
-def _probe_module_raises(cls, p):
-    positional, keywords = constructor_arguments(p.case)
+def kind_of(case):
+    """The kind (kinds.py) that the task's chapter module registered for this case's kind."""
+    task = get_task(case.task)
+    probes = chapter_module(task.chapter).PROBES
     try:
-        p.construct(cls, positional, keywords)
-    except Exception:  # any exception is the requested behaviour here
-        p.obs["raises"] = True
-    else:
-        p.obs["raises"] = False
+        return probes[task.id][case.kind]
+    except KeyError:
+        raise KeyError(f"task {task.id} has no probe for cases of kind {case.kind!r}") from None
 
 
-_ROUTINES = {
-    ("2.1", "forward"): _probe_simple_self_attention,
-    ("2.4", "forward"): _probe_causal_attention_weights,
-}
-for _task in PINNED_ATTRIBUTES:
-    _ROUTINES[(_task, "forward")] = _probe_module_forward
-    _ROUTINES[(_task, "dropout")] = _probe_module_dropout
-    _ROUTINES[(_task, "raises")] = _probe_module_raises
+def run_probe(obj_or_names, case: Case, ctx=None):
+    """Exercise a student's code on `case`; return the observations.
 
-
-def run_probe(obj, case: Case):
-    """Exercise `obj` (a student's function or class) on `case`; return the observations.
-
+    obj_or_names: the task's object (its first graded name), or a dict of graded names.
+    ctx: a ProbeContext (earlier names, scratch folder, ...); a default one when None.
     Exceptions raised by the code under test are caught and recorded under "error", with
     the step that was running and the student's line, so one broken case never hides others.
     """
-    probe = _Probe(case)
+    task = get_task(case.task)
+    names = obj_or_names if isinstance(obj_or_names, dict) else {task.names[0]: obj_or_names}
+    ctx = (ctx or ProbeContext()).for_case(case, names)
+    kind = kind_of(case)
+    probe = _Probe(case, ctx)
     try:
-        _ROUTINES[(case.task, case.kind)](obj, probe)
+        if probe.meta:
+            if getattr(kind, "device_pass", False):
+                with _DeviceMixGuard():
+                    kind.probe(probe)
+        else:
+            kind.probe(probe)
+    except DeviceMixError as exc:
+        probe.obs = {"error": describe_exception(exc, probe.step)}
     except (Exception, SystemExit) as exc:  # student code may raise anything, even SystemExit
-        probe.obs["error"] = describe_exception(exc, probe.step)
+        if probe.meta:
+            # Not a device problem (e.g. .item() has no value on meta): the CPU run judges it.
+            probe.obs = {}
+        else:
+            probe.obs["error"] = describe_exception(exc, probe.step)
+    finally:
+        ctx.cleanup()
     return probe.obs
+
+
+def observe(names, cases, ctx=None, scratch=None, earlier=None):
+    """Probe the cases in order, stopping at the first one where the code raised.
+
+    names: the task's object or a dict of its graded names; cases: Case objects or their
+    to_data() dicts. The verdict reports the first failing case, which is that one or an
+    earlier one, so the rest would not change the grade; a memory bomb or a slow failure
+    runs only once.
+    """
+    ctx = ctx or ProbeContext(earlier=earlier, scratch=scratch)
+    observations = []
+    for case in cases:
+        if isinstance(case, dict):
+            case = Case.from_data(case)
+        observations.append(run_probe(names, case, ctx))
+        if "error" in observations[-1]:
+            break
+    return observations
 
 
 def describe_exception(exc, step):

@@ -1,16 +1,17 @@
 """What the grader expects on a case: the reference's observations and the known variants'.
 
 Always computed on the CPU in the grading process itself (which never runs student code);
-a student's CUDA run is compared with the same CPU numbers, with the GPU tolerance.
+a student's CUDA run is compared with the same CPU numbers, with the GPU tolerance. A case
+on the meta device (the device pass, see gptcourse/probes.py) expects what the reference
+gives there: no error, no observations.
 """
 import functools
 
 import torch
 
-from gptcourse.probes import run_probe
-from grader.hidden.cases import dropout_internals
-from grader.hidden.variants import variants
-from grader.reference import reference_object
+from gptcourse.probes import META, ProbeContext, run_probe
+from grader.chapters import expectation_extras, variants
+from grader.reference import reference_earlier, reference_objects
 
 
 def expectations(case):
@@ -20,19 +21,29 @@ def expectations(case):
     more than all the rest of grading, so they come as a memoised function:
     variants() -> [(message, observations of a known wrong variant)].
     """
-    cpu_case = case.on("cpu")
-    expected = _seeded_probe(reference_object(case.task), cpu_case)
+    reference_case = case if case.device == META else case.on("cpu")
+    expected = _seeded_probe(reference_objects(case.task), reference_case)
     if "error" in expected:
-        raise RuntimeError(f"the reference fails on task {case.task}, {case.label}: {expected['error']}")
-    expected.update(dropout_internals(cpu_case))
-    return expected, functools.lru_cache(maxsize=None)(lambda: variant_observations(cpu_case))
+        raise RuntimeError(f"the reference fails on task {case.task}, {case.label} "
+                           f"[{reference_case.device}]: {expected['error']}")
+    if case.device == META:
+        return expected, lambda: []
+    expected.update(expectation_extras(reference_case))
+    return expected, functools.lru_cache(maxsize=None)(lambda: variant_observations(reference_case))
 
 
 def variant_observations(case):
-    return [(message, _seeded_probe(obj, case)) for message, obj in variants(case.task)]
+    reference = reference_objects(case.task)
+    first = next(iter(reference))
+    observations = []
+    for message, obj in variants(case.task):
+        names = {**reference, **obj} if isinstance(obj, dict) else {**reference, first: obj}
+        observations.append((message, _seeded_probe(names, case)))
+    return observations
 
 
-def _seeded_probe(obj, case):
-    """Train-mode dropout draws random numbers: seed them so that fixtures are reproducible."""
+def _seeded_probe(names, case):
+    """Train-mode dropout draws random numbers: seed them so that fixtures are reproducible.
+    Earlier tasks' names are the reference's, as they are for the student's code."""
     torch.manual_seed(0)
-    return run_probe(obj, case)
+    return run_probe(names, case, ProbeContext(earlier=reference_earlier(case.task)))

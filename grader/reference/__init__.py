@@ -6,7 +6,7 @@ when they drift from the masters.
 """
 import importlib
 
-from gptcourse.tasks import get_task
+from gptcourse.tasks import carried_tasks, get_task
 
 
 def chapter_module(chapter):
@@ -18,3 +18,13 @@ def reference_object(task_id, name=None):
     """The reference function or class of a task (its first graded name by default)."""
     task = get_task(task_id)
     return getattr(chapter_module(task.chapter), name or task.names[0])
+
+
+def reference_objects(task_id):
+    """{graded name: reference object} for every graded name of the task."""
+    return {name: reference_object(task_id, name) for name in get_task(task_id).names}
+
+
+def reference_earlier(task_id):
+    """{graded name: reference object} of the earlier tasks a task carries (see carried_tasks)."""
+    return {name: obj for task in carried_tasks(task_id) for name, obj in reference_objects(task.id).items()}

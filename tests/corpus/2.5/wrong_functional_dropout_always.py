@@ -1,6 +1,6 @@
 # expect: wrong
 # mistake: uses F.dropout without training=self.training, so dropout is also applied in eval mode.
-# keywords: eval, training, dropout, deterministic
+# keywords: training=self.training, different outputs
 import torch.nn.functional as F
 
 

@@ -1,6 +1,6 @@
-# expect: cuda-only
-# mistake: registers the mask buffer but rebuilds the mask in forward with torch.triu(torch.ones(T, T), 1), which lives on the CPU and breaks once the module and input are on CUDA.
-# keywords: device, cuda, cpu, mask, buffer
+# expect: wrong
+# mistake: registers the mask buffer but rebuilds the mask in forward with torch.triu(torch.ones(T, T), 1), which lives on the CPU and breaks once the module and input are on CUDA (caught on the meta device without a GPU).
+# keywords: device, cuda, cpu
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()

@@ -1,0 +1,15 @@
+"""One public module per chapter: its task table and how its tasks are probed and explained.
+
+A chapter module `chNN_name.py` (found by name from gptcourse.tasks.CHAPTERS) defines:
+
+- TASKS: the chapter's rows of the task table (gptcourse.tasks.Task);
+- PROBES: {task id: {case kind: a kind from gptcourse.kinds}};
+- KEY_NAMES: observation key -> how feedback names it ("Attention weights");
+- ERROR_HINTS: [(regular expression on "Type: message", hint, task ids or None for all)],
+  tried before the generic hints of gptcourse.judge;
+- HINTS: {task id: [fn(key, got, expected, case) -> hint or ""]}, property hints that
+  explain a wrong observation when no known mistake matches.
+
+Modules shared by several chapters (attention.py) hold what those chapters have in common.
+Nothing here is secret: the hidden cases and known mistakes live in grader/chapters/.
+"""

@@ -1,0 +1,162 @@
+"""What the attention chapters (02, 03, and later the KV cache of 06) share: the probes of a
+causal attention module, how a causal mask buffer is described, how dropout on attention
+weights is judged, and the hints about attention weights."""
+import itertools
+
+import numpy as np
+import torch
+
+from gptcourse import kinds
+from gptcourse.probes import describe_attribute
+
+QKV = ("W_query", "W_key", "W_value")
+NO_BIAS = "with qkv_bias=False the query/key/value layers have no bias"
+
+KEY_NAMES = {
+    "weights": "Attention weights",
+    "context": "Context vectors",
+}
+
+# Size mismatches mean different things with and without a mask buffer.
+SIZE_MISMATCH = r"must match the size of tensor|The size of tensor a"
+MASK_TRUNCATION_HINT = ("a size mismatch: is the mask truncated to the number of tokens "
+                        "(mask[:num_tokens, :num_tokens]) and are you transposing the right dimensions?")
+BATCHED_INPUT_HINT = ("sizes do not match on batched input: with (batch, tokens, dim) the two dimensions to "
+                      "swap are the last two, .transpose(-2, -1) (.T and .transpose(0, 1) move the batch "
+                      "dimension too), and the number of tokens is shape[-1] (or shape[-2]), not shape[0]")
+BOOL_MASK = r"only supports boolean masks|expected BoolTensor|mask.*bool"
+BOOL_MASK_BUFFER_HINT = "masked_fill needs a boolean mask: use self.mask.bool()[:num_tokens, :num_tokens]"
+BOOL_MASK_HINT = "masked_fill needs a boolean mask: build it with dtype=torch.bool or call .bool() on it"
+
+
+def causal_module_probes(construct, attributes, raises_message=None):
+    """The probes of a causal attention module: forward (eval), dropout (train), and
+    optionally a constructor that must refuse its arguments."""
+    probes = {
+        "forward": kinds.ModuleForward(
+            construct, attributes, describe={"mask": describe_mask},
+            same_in_train_mode=lambda args: args.get("dropout") == 0.0, extra_parameters_hint=NO_BIAS),
+        "dropout": kinds.ModuleDropout(construct, dropout_problem),
+    }
+    if raises_message:
+        probes["raises"] = kinds.RaisesOnConstruct(construct, raises_message)
+    return probes
+
+
+def describe_mask(module, case):
+    """The `mask` attribute: a registered buffer holding the causal pattern of context_length.
+
+    Leading singleton dimensions, float or bool are all fine, and so is either way of writing
+    the pattern: ones above the diagonal (the positions to hide, as in the book) or ones on
+    and below it (the positions to keep, used with masked_fill(mask == 0, ...)). Both give
+    the same attention; which one the code uses is judged by its outputs.
+    """
+    if "mask" not in dict(module.named_buffers(recurse=False)):
+        return describe_attribute(module, "mask")
+    context_length = case.args["context_length"]
+    mask = module.mask.detach().cpu()
+    while mask.dim() > 2 and mask.shape[0] == 1:
+        mask = mask[0]
+    if tuple(mask.shape) != (context_length, context_length):
+        return (f"registered buffer of shape {tuple(module.mask.shape)} (expected "
+                f"({context_length}, {context_length}) for context_length={context_length})")
+    future = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+    if torch.equal(mask.bool(), future) or torch.equal(mask.bool(), ~future):
+        return "registered buffer with the causal pattern"
+    return ("registered buffer without the causal pattern (ones above the diagonal: "
+            "torch.triu(torch.ones(context_length, context_length), diagonal=1))")
+
+
+# ------------------------------------------------------------------------------------------
+# Hints about attention weights
+# ------------------------------------------------------------------------------------------
+
+def nan_hint(key, got, expected, case):
+    """NaN where the reference has numbers: a softmax over a row with nothing visible."""
+    value, want = got.get(key), expected.get(key)
+    if not isinstance(value, np.ndarray) or not isinstance(want, np.ndarray) or value.dtype.kind != "f":
+        return ""
+    if np.isnan(value).any() and not np.isnan(want).any():
+        return ("NaN comes from a softmax over a row where every score is -inf: the mask hides a token "
+                "from itself too. The diagonal must stay visible: mark the future with "
+                "torch.triu(..., diagonal=1), or mark what may be seen with torch.tril(...) and fill "
+                "where it is 0")
+    return ""
+
+
+def weights_hint(key, got, expected, case):
+    """Rows of attention weights that do not sum to 1 (NaN rows are nan_hint's)."""
+    value = got.get(key)
+    if key != "weights" or not isinstance(value, np.ndarray) or value.shape != np.shape(expected.get(key)):
+        return ""
+    if np.isnan(value).any():
+        return ""
+    if not np.allclose(value.sum(axis=-1), 1.0, atol=1e-4):
+        return ("each row of the attention weights should sum to 1: take the softmax over the last "
+                "dimension (dim=-1)")
+    return ""
+
+
+def future_weights_hint(key, got, expected, case):
+    value = got.get(key)
+    if key != "weights" or not isinstance(value, np.ndarray) or value.shape != np.shape(expected.get(key)):
+        return ""
+    t = value.shape[-1]
+    rows, cols = np.triu_indices(t, k=1)
+    if np.any(value[..., rows, cols] != 0):
+        return ("weights above the diagonal must be exactly 0: set the future scores to -inf "
+                "before the softmax")
+    return ""
+
+
+# ------------------------------------------------------------------------------------------
+# Dropout on attention weights
+# ------------------------------------------------------------------------------------------
+
+def dropout_problem(got, expected, case):
+    """Check the train-mode outputs against every way of dropping attention weights.
+
+    With attention weights A (eval mode) and values V, dropout on the weights makes row t of
+    a head's output sum_j m_j * A[t, j] * V[j] / (1 - p) for some 0/1 pattern m. We try all
+    patterns (rows are short), so any random-number usage is accepted; dropout applied
+    anywhere else (scores, context vectors, output) produces rows no pattern explains.
+    The hidden side puts A and V of every head in expected["internals/weights"|"values"].
+    """
+    p = case.args["dropout"]
+    weights = expected["internals/weights"]  # (B, H, T, T)
+    values = expected["internals/values"]  # (B, H, T, head_dim)
+    batch, heads, tokens, head_dim = values.shape
+    rtol, atol = (1e-4, 1e-4) if str(case.device).startswith("cuda") else (1e-4, 1e-5)
+    dropped = 0
+    for pass_index in itertools.count():
+        key = f"train_{pass_index}"
+        if key not in expected:
+            break
+        out = got.get(key)
+        if out is None or out.shape != (batch, tokens, heads * head_dim):
+            return None  # the plain comparison reports the shape problem
+        for b, h, t in itertools.product(range(batch), range(heads), range(tokens)):
+            row = out[b, t, h * head_dim:(h + 1) * head_dim]
+            pattern = _matching_pattern(row, weights[b, h, t, : t + 1], values[b, h, : t + 1], p, rtol, atol)
+            if pattern is None:
+                full = weights[b, h, t] @ values[b, h]
+                elementwise = np.all(np.isclose(row, 0, atol=atol) | np.isclose(row, full / (1 - p), rtol=rtol, atol=atol))
+                if elementwise:
+                    return ("dropout is applied to the context vectors (or the output), not to the "
+                            "attention weights: apply it to attn_weights right after the softmax")
+                return ("in train mode your output is not what dropping attention weights gives: apply "
+                        "dropout to the attention weights after the softmax (not to the scores, not to "
+                        "the output) and scale is done by nn.Dropout itself")
+            dropped += pattern.count(0)
+    if dropped == 0:
+        return ("in train mode with dropout={} no attention weight was ever dropped: is dropout "
+                "applied (self.dropout(attn_weights)) and is the dropout rate passed on?".format(p))
+    return None
+
+
+def _matching_pattern(row, weights, values, p, rtol, atol):
+    for pattern in itertools.product((1, 0), repeat=len(weights)):
+        kept = np.array(pattern) * weights / (1 - p)
+        if np.allclose(kept @ values, row, rtol=rtol, atol=atol):
+            return pattern
+    return None

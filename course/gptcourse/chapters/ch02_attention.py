@@ -1,0 +1,59 @@
+"""Chapter 02, attention and causal masking: its tasks, their probes and hints."""
+from gptcourse import kinds
+from gptcourse.chapters import attention
+from gptcourse.tasks import Task
+
+CHAPTER = "02_attention"
+
+TASKS = (
+    Task("2.1", CHAPTER, ("simple_self_attention",), "B", "Self-attention without trainable weights"),
+    Task("2.2", CHAPTER, ("SelfAttention_v1",), "B", "Self-attention with weight matrices"),
+    Task("2.3", CHAPTER, ("SelfAttention_v2",), "I", "Self-attention with nn.Linear layers"),
+    Task("2.4", CHAPTER, ("causal_attention_weights",), "I", "Causal attention weights"),
+    Task("2.5", CHAPTER, ("CausalAttention",), "A", "A causal attention module"),
+)
+
+
+def self_attention_arguments(args):
+    """SelfAttention_v1(d_in, d_out), SelfAttention_v2(d_in, d_out, qkv_bias=False)."""
+    return [args["d_in"], args["d_out"]], ({"qkv_bias": True} if args.get("qkv_bias") else {})
+
+
+def causal_attention_arguments(args):
+    """CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False)."""
+    positional = [args["d_in"], args["d_out"], args["context_length"], args["dropout"]]
+    return positional, ({"qkv_bias": True} if args.get("qkv_bias") else {})
+
+
+PROBES = {
+    "2.1": {"forward": kinds.Function(
+        lambda p: ([p.input("inputs", requires_grad=True)], {}),
+        outputs=(("weights", "attn_weights (first returned value)"),
+                 ("context", "context_vecs (second returned value)")),
+        tensors=True, grad_of="context")},
+    "2.2": {"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV)},
+    "2.3": {"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV,
+                                           extra_parameters_hint=attention.NO_BIAS)},
+    "2.4": {"forward": kinds.Function(
+        lambda p: ([p.input("attn_scores", requires_grad=True), p.case.args["d_k"]], {}),
+        outputs=(("weights", "the returned attention weights"),),
+        tensors=True, grad_of="weights")},
+    "2.5": attention.causal_module_probes(causal_attention_arguments, attention.QKV + ("mask",)),
+}
+
+KEY_NAMES = dict(attention.KEY_NAMES)
+
+ERROR_HINTS = [
+    (attention.BOOL_MASK, attention.BOOL_MASK_BUFFER_HINT, ("2.5",)),
+    (attention.BOOL_MASK, attention.BOOL_MASK_HINT, None),
+    (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, ("2.5",)),
+    (attention.SIZE_MISMATCH, attention.BATCHED_INPUT_HINT, ("2.1", "2.4")),
+]
+
+HINTS = {
+    "2.1": [attention.nan_hint, attention.weights_hint],
+    "2.2": [attention.nan_hint],
+    "2.3": [attention.nan_hint],
+    "2.4": [attention.nan_hint, attention.weights_hint, attention.future_weights_hint],
+    "2.5": [attention.nan_hint],
+}

@@ -1,0 +1,35 @@
+"""Chapter 03, multi-head attention: its tasks, their probes and hints."""
+from gptcourse.chapters import attention
+from gptcourse.tasks import Task
+
+CHAPTER = "03_multihead_attention"
+
+TASKS = (
+    Task("3.1", CHAPTER, ("MultiHeadAttentionWrapper",), "I", "Multi-head attention by stacking heads",
+         needs=("2.5",)),
+    Task("3.2", CHAPTER, ("MultiHeadAttention",), "A", "Multi-head attention with split heads"),
+)
+
+
+def multi_head_arguments(args):
+    """(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False), for both tasks."""
+    positional = [args["d_in"], args["d_out"], args["context_length"], args["dropout"], args["num_heads"]]
+    return positional, ({"qkv_bias": True} if args.get("qkv_bias") else {})
+
+
+PROBES = {
+    "3.1": attention.causal_module_probes(multi_head_arguments, ("heads",)),
+    "3.2": attention.causal_module_probes(
+        multi_head_arguments, attention.QKV + ("out_proj", "mask"),
+        raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
+                        "(e.g. ValueError or assert) instead of silently building a broken module")),
+}
+
+KEY_NAMES = dict(attention.KEY_NAMES, raises="Check that d_out is divisible by num_heads")
+
+ERROR_HINTS = [
+    (attention.BOOL_MASK, attention.BOOL_MASK_BUFFER_HINT, None),
+    (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, None),
+]
+
+HINTS = {task.id: [attention.nan_hint] for task in TASKS}

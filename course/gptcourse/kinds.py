@@ -1,0 +1,480 @@
+"""Kinds of task: small, reusable ways of exercising a student's code.
+
+A chapter module (chapters/chNN_name.py) gives each of its tasks a probe per case kind by
+picking one of these and filling in what is specific: how to build the constructor's or the
+call's arguments from a case, which attributes the spec pins down, how to judge a random
+output. A kind knows nothing about any particular task.
+
+| kind            | exercises                                   | observations                         |
+|-----------------|---------------------------------------------|--------------------------------------|
+| ModuleForward   | an nn.Module: build, load weights by name, | structure, out, out_again, after/x,   |
+|                 | forward in eval mode, gradients, causality | grad/x, grad/<param>, ...            |
+| ModuleDropout   | the same module in train mode, several runs | train_<i> (judged by the chapter),   |
+|                 |                                             | out_eval, out_eval_again             |
+| RaisesOnConstruct | a constructor that must refuse arguments  | raises                               |
+| Function        | a pure function on values built from a case | the returned values, after/<input>,  |
+|                 | (tensors, token ids, text, lists, dicts)   | grad/<input>                          |
+| Methods         | a class: construct, then a list of calls    | call_<i>/<method>                    |
+| Dataset         | a Dataset: len and selected items           | len, item/<i>                        |
+| Loader          | a function that returns a DataLoader        | num_batches, batch/<i>               |
+| FileRoundTrip   | a writer and a reader, through a file       | file_written, read_back              |
+| TrainingLoop    | a training function on a small model        | returned, optimizer_calls,           |
+|                 |                                             | training_mode_after, param/<name>    |
+| Sampler         | a random sampler, drawn many times          | num_draws, counts (judged            |
+|                 |                                             | statistically)                       |
+
+Every kind has:
+- `probe(p)`: run the code on the case held by the probe `p` (probes._Probe) and record;
+- `device_pass`: whether the case is run once more on the meta device (see probes.py);
+- `messages`: observation key -> the message when that observation is wrong;
+- `owns(key)` / `judge_key(key, got, expected, case)`: observations the kind judges itself
+  (random outputs) instead of comparing them with the reference's;
+- `hints`: functions (key, got, expected, case) -> a property hint ("" when it does not apply).
+"""
+import os
+
+import numpy as np
+import torch
+
+from .probes import ProbeFailure
+
+
+class Kind:
+    device_pass = False
+    messages = {}
+    hints = ()
+
+    def probe(self, p):
+        raise NotImplementedError
+
+    def owns(self, key):
+        return False
+
+    def judge_key(self, key, got, expected, case):
+        return None
+
+
+def _same(a, b, atol=1e-5, rtol=1e-4):
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+            and bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)))
+
+
+def eval_mode_hint(key, got, expected, case):
+    """Two eval-mode calls that disagree: dropout (or other randomness) is still on."""
+    again = {"out": "out_again", "out_eval": "out_eval_again"}.get(key)
+    if again and isinstance(got.get(key), np.ndarray) and isinstance(got.get(again), np.ndarray):
+        if got[key].shape == got[again].shape and not _same(got[key], got[again]):
+            return ("two calls in eval mode gave different outputs: after module.eval() dropout must "
+                    "do nothing. nn.Dropout switches itself off; F.dropout needs training=self.training")
+    return ""
+
+
+def causal_prefix_hint(key, got, expected, case):
+    if key == "out_future_prefix" and isinstance(got.get("out"), np.ndarray):
+        t = case.args["causal_t"]
+        if not _same(got["out"][:, : t + 1], got[key]):
+            return ("the output at early positions changed when only later tokens changed: the "
+                    "causal mask is not applied (is the result of masked_fill assigned?)")
+    return ""
+
+
+def _describe_call(p, positional, keywords):
+    """'attn_scores, d_k=2': inputs by their case name, other values by a short repr."""
+    names = {id(given): name for name, (_, given) in p.inputs.items()}
+
+    def show(value):
+        if id(value) in names:
+            return names[id(value)]
+        text = repr(value) if not isinstance(value, torch.Tensor) else f"a tensor of shape {tuple(value.shape)}"
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    return ", ".join([show(v) for v in positional] + [f"{k}={show(v)}" for k, v in keywords.items()])
+
+
+# ------------------------------------------------------------------------------------------
+# Modules
+# ------------------------------------------------------------------------------------------
+
+class ModuleForward(Kind):
+    """An nn.Module in eval mode: outputs, gradients, attribute layout, causality.
+
+    construct(args) -> (positional, keywords) for the constructor, from the case's args.
+    attributes: the attribute names the spec pins down; describe: name -> fn(module, case)
+    for attributes that need more than probes.describe_attribute (a mask's pattern).
+    same_in_train_mode(args) -> bool: also record a train-mode output that must equal the
+    eval one (dropout=0.0). The case may hold x_future (same tokens up to causal_t, others
+    after it): a causal module's output up to causal_t must not change.
+    """
+
+    device_pass = True
+
+    def __init__(self, construct, attributes=(), describe=None, same_in_train_mode=None,
+                 extra_parameters_hint=""):
+        from .probes import describe_attribute
+
+        self.construct = construct
+        self.attributes = tuple(attributes)
+        self.describe = {name: (lambda m, case, n=name: describe_attribute(m, n)) for name in self.attributes}
+        self.describe.update(describe or {})
+        self.same_in_train_mode = same_in_train_mode or (lambda args: False)
+        self.messages = {"extra_parameters": "your module has parameters the spec does not have"
+                                             + (f" ({extra_parameters_hint})" if extra_parameters_hint else "")}
+        self.hints = (eval_mode_hint, causal_prefix_hint)
+
+    def probe(self, p):
+        positional, keywords = self.construct(p.case.args)
+        module = p.construct(p.obj, positional, keywords)
+        if self.attributes and not p.meta:
+            p.step = "inspecting your module's attributes"
+            p.obs["structure"] = {name: self.describe[name](module, p.case) for name in self.attributes}
+        p.load_state(module)
+        p.prepare(module, train=False)
+
+        x = p.input("x", requires_grad=np.asarray(p.case.arrays["x"]).dtype.kind == "f")
+        p.step = "running forward in eval mode"
+        out = module(x)
+        p.record("out", out, "the output of forward")
+        p.record_inputs_after()
+        p.step = "running forward in eval mode a second time"
+        with torch.no_grad():
+            p.record("out_again", module(p.tensor("x")), "the output of forward")
+        p.step = "backpropagating from the output"
+        p.backward(out)
+        p.record_input_grads()
+        p.record_parameter_grads(module)
+
+        if "x_future" in p.case.arrays:
+            t = p.case.args["causal_t"]
+            p.step = "running forward on an input whose tokens after position t were changed"
+            with torch.no_grad():
+                out_future = module(p.tensor("x_future"))
+            p.record("out_future_prefix", out_future[:, : t + 1], "the output of forward")
+
+        if self.same_in_train_mode(p.case.args) or p.meta:
+            p.step = "running forward in train mode"
+            module.train()
+            with torch.no_grad():
+                p.record("out_train", module(p.tensor("x")), "the output of forward")
+
+
+class ModuleDropout(Kind):
+    """The module in train mode, several passes, then eval mode again.
+
+    Which train-mode outputs are right depends on where dropout belongs, so the chapter
+    gives `train_judge(got, expected, case) -> message or None`; it sees the whole
+    observations (train_0, train_1, ...) and whatever the hidden side added to `expected`.
+    """
+
+    def __init__(self, construct, train_judge, passes=3):
+        self.construct = construct
+        self.train_judge = train_judge
+        self.passes = passes
+        self.hints = (eval_mode_hint,)
+
+    def probe(self, p):
+        positional, keywords = self.construct(p.case.args)
+        module = p.construct(p.obj, positional, keywords)
+        p.load_state(module)
+        p.prepare(module, train=True)
+        x = p.tensor("x")
+        with torch.no_grad():
+            for i in range(self.passes):
+                p.step = f"running forward in train mode (pass {i + 1})"
+                p.record(f"train_{i}", module(x), "the output of forward")
+            p.step = "running forward in eval mode after training mode"
+            module.eval()
+            p.record("out_eval", module(x), "the output of forward")
+            p.record("out_eval_again", module(x), "the output of forward")
+
+    def owns(self, key):
+        return key.startswith("train_")
+
+    def judge_key(self, key, got, expected, case):
+        return self.train_judge(got, expected, case) if key == "train_0" else None
+
+
+class RaisesOnConstruct(Kind):
+    """A constructor that must refuse its arguments (any exception counts)."""
+
+    def __init__(self, construct, message):
+        self.construct = construct
+        self.messages = {"raises": message}
+
+    def probe(self, p):
+        positional, keywords = self.construct(p.case.args)
+        try:
+            p.construct(p.obj, positional, keywords, module=False)
+        except Exception:  # any exception is the requested behaviour here
+            p.obs["raises"] = True
+        else:
+            p.obs["raises"] = False
+
+
+# ------------------------------------------------------------------------------------------
+# Functions and classes
+# ------------------------------------------------------------------------------------------
+
+class Function(Kind):
+    """A function called once on values built from the case; every returned value recorded.
+
+    call(p) -> (positional, keywords): use p.input(name, requires_grad) for the case's arrays
+    (watched for in-place changes, gradients taken from them), p.case.args for plain values
+    (numbers, text, nested lists), p.ctx for the tokenizer, earlier names or files.
+    outputs: a key per returned value, or (key, description) pairs; with more than one the
+    function must return a tuple of that length. tensors: the outputs must be tensors (the
+    feedback says so when they are not); otherwise any plain value is recorded. grad_of: the
+    output to backpropagate from (with the case's grad_seed); gradients of the inputs that
+    require grad are recorded. name: the graded name to call (default: the task's first).
+    device_pass: run once more on the meta device (default: when the outputs are tensors).
+    """
+
+    def __init__(self, call, outputs=("result",), tensors=False, grad_of=None, name=None, device_pass=None):
+        self.call = call
+        self.outputs = [(o, f"the returned {o}") if isinstance(o, str) else tuple(o) for o in outputs]
+        self.tensors = tensors
+        self.grad_of = grad_of
+        self.name = name
+        self.device_pass = tensors if device_pass is None else device_pass
+
+    def probe(self, p):
+        fn = p.name(self.name) if self.name else p.obj
+        fn_name = getattr(fn, "__name__", self.name or "your function")
+        positional, keywords = self.call(p)
+        p.step = f"calling {fn_name}({_describe_call(p, positional, keywords)})"
+        result = fn(*positional, **keywords)
+        values = self._split(result, fn_name)
+        for (key, what), value in zip(self.outputs, values):
+            (p.record if self.tensors else p.record_value)(key, value, what)
+        p.record_inputs_after()
+        if self.grad_of:
+            keys = [key for key, _ in self.outputs]
+            p.step = f"backpropagating from {dict(self.outputs)[self.grad_of]} to the inputs"
+            p.backward(values[keys.index(self.grad_of)])
+            p.record_input_grads()
+
+    def _split(self, result, fn_name):
+        if len(self.outputs) == 1:
+            return [result]
+        if not isinstance(result, (tuple, list)) or len(result) != len(self.outputs):
+            wanted = ", ".join(what.split(" (")[0] for _, what in self.outputs)
+            raise ProbeFailure(f"{fn_name} should return {len(self.outputs)} values ({wanted}), "
+                               f"got {type(result).__name__}"
+                               + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+        return list(result)
+
+
+class Methods(Kind):
+    """A class: construct it, then call the methods the case lists, recording each result.
+
+    construct(p) -> (positional, keywords). The case's args["calls"] is a list of
+    {"method": name, "args": [...], "kwargs": {...}}; an argument {"$array": name} is the
+    case's array as a tensor, {"$result": i} the result of call i (decode(encode(text))).
+    load_state: copy the case's state/<name> arrays into it first (a module).
+    """
+
+    def __init__(self, construct, load_state=False, module=False):
+        self.construct = construct
+        self.load_state = load_state
+        self.module = module
+
+    def probe(self, p):
+        positional, keywords = self.construct(p)
+        obj = p.construct(p.obj, positional, keywords, module=self.module)
+        if self.load_state:
+            p.load_state(obj)
+            p.prepare(obj, train=False)
+        results = []
+        for i, call in enumerate(p.case.args["calls"]):
+            method = call["method"]
+            args = [self._resolve(p, v, results) for v in call.get("args", [])]
+            kwargs = {k: self._resolve(p, v, results) for k, v in call.get("kwargs", {}).items()}
+            p.step = f"calling .{method}({_describe_call(p, args, kwargs)}) (call {i + 1})"
+            bound = getattr(obj, method, None)
+            if not callable(bound):
+                raise ProbeFailure(f"{type(obj).__name__} has no method {method}()")
+            with torch.no_grad():
+                results.append(bound(*args, **kwargs))
+            p.record_value(f"call_{i}/{method}", results[-1], f"the result of .{method}()")
+
+    @staticmethod
+    def _resolve(p, value, results):
+        if isinstance(value, dict) and set(value) == {"$array"}:
+            return p.tensor(value["$array"])
+        if isinstance(value, dict) and set(value) == {"$result"}:
+            return results[value["$result"]]
+        if isinstance(value, list):
+            return [Methods._resolve(p, v, results) for v in value]
+        return value
+
+
+class Dataset(Kind):
+    """A torch Dataset: its length and the items the case's args["items"] lists.
+
+    construct(p) -> (positional, keywords), e.g. a text, p.ctx.tokenizer and sizes.
+    """
+
+    def __init__(self, construct, items_arg="items"):
+        self.construct = construct
+        self.items_arg = items_arg
+
+    def probe(self, p):
+        positional, keywords = self.construct(p)
+        dataset = p.construct(p.obj, positional, keywords, module=False)
+        if not isinstance(dataset, torch.utils.data.Dataset):
+            raise ProbeFailure(f"{type(dataset).__name__} should be a subclass of torch.utils.data.Dataset")
+        p.step = "calling len() of your dataset"
+        p.record_value("len", len(dataset), "len(dataset)")
+        for i in p.case.args.get(self.items_arg, [0]):
+            p.step = f"reading item {i} of your dataset"
+            p.record_value(f"item/{i}", dataset[i], f"dataset[{i}]")
+
+
+class Loader(Kind):
+    """A function that returns a DataLoader: how many batches, and the first few of them.
+
+    call(p) -> (positional, keywords); args["batches"] (default 2) batches are recorded, so
+    only loaders that do not shuffle are compared this way.
+    """
+
+    def __init__(self, call):
+        self.call = call
+
+    def probe(self, p):
+        positional, keywords = self.call(p)
+        fn = p.obj
+        p.step = f"calling {getattr(fn, '__name__', 'your function')}({_describe_call(p, positional, keywords)})"
+        loader = fn(*positional, **keywords)
+        p.step = "calling len() of the returned loader"
+        p.record_value("num_batches", len(loader), "len(loader)")
+        wanted = p.case.args.get("batches", 2)
+        for i, batch in enumerate(loader):
+            if i >= wanted:
+                break
+            p.step = f"reading batch {i} of the loader"
+            p.record_value(f"batch/{i}", batch, f"batch {i}")
+
+
+class FileRoundTrip(Kind):
+    """Write with one graded function, read back with another, through a file in ctx.scratch.
+
+    write(p, writer, path) calls the writer; read(p, reader, path) calls the reader and
+    returns what to record (e.g. the state it restored). The file name is args["filename"].
+    """
+
+    def __init__(self, writer, reader, write, read):
+        self.writer, self.reader = writer, reader
+        self.write, self.read = write, read
+
+    def probe(self, p):
+        path = os.path.join(p.ctx.scratch, p.case.args.get("filename", "round_trip.bin"))
+        p.step = f"calling {self.writer}(..., {os.path.basename(path)!r})"
+        self.write(p, p.name(self.writer), path)
+        if not os.path.isfile(path):
+            raise ProbeFailure(f"{self.writer} did not write a file at the path it was given")
+        p.record_value("file_written", True, "whether a file was written")
+        p.step = f"calling {self.reader}({os.path.basename(path)!r}, ...)"
+        p.record_value("read_back", self.read(p, p.name(self.reader), path), f"what {self.reader} returned")
+
+
+# ------------------------------------------------------------------------------------------
+# Training and sampling
+# ------------------------------------------------------------------------------------------
+
+class TrainingLoop(Kind):
+    """A training function run on a small model the kind builds from the case.
+
+    build(p) -> dict of objects with at least "model" and "optimizer" (and loaders...);
+    call(p, fn, objects) calls the student's function and returns its result. Recorded:
+    the returned value, how often optimizer.step() and .zero_grad() were called, whether
+    the model is left in train mode, and every parameter afterwards. Torch's random numbers
+    are seeded from the case first, so the reference and a student who draws the same
+    numbers in the same order agree exactly.
+    """
+
+    def __init__(self, build, call):
+        self.build = build
+        self.call = call
+
+    def probe(self, p):
+        p.step = "building the small model the test trains"
+        objects = self.build(p)
+        model, optimizer = objects["model"], objects["optimizer"]
+        counts = _count_calls(optimizer, ("step", "zero_grad"))
+        torch.manual_seed(p.ctx.seed % 2**31)
+        fn = p.obj
+        p.step = f"calling {getattr(fn, '__name__', 'your training function')}(...)"
+        result = self.call(p, fn, objects)
+        p.record_value("returned", result, "the returned value")
+        p.record_value("optimizer_calls", dict(counts), "the optimizer calls")
+        p.record_value("training_mode_after", bool(model.training), "the model's mode afterwards")
+        for name, param in sorted(model.named_parameters()):
+            p.record(f"param/{name}", param, f"parameter {name}")
+
+
+def _count_calls(obj, methods):
+    """Wrap obj's methods (on the instance) so that their calls are counted."""
+    counts = {name: 0 for name in methods}
+    for name in methods:
+        original = getattr(obj, name)
+
+        def counted(*args, _name=name, _original=original, **kwargs):
+            counts[_name] += 1
+            return _original(*args, **kwargs)
+
+        setattr(obj, name, counted)
+    return counts
+
+
+class Sampler(Kind):
+    """A random sampler, drawn many times; judged on how often each outcome came up.
+
+    call(p, fn) -> a 1-D sequence of integer outcomes (the chapter decides how: one call
+    with a large batch, or a loop). args["num_outcomes"] outcomes are counted. The judge
+    needs expected["internals/probs"], each outcome's probability (the hidden side adds
+    it): an outcome of probability 0 must never come up, and each count must lie within
+    z = 5 standard deviations of n * p. The normal approximation puts the false-failure
+    rate of a correct sampler at about 6e-7 per outcome (under 1e-4 for 100 outcomes).
+    Torch's random numbers are seeded from the case, so a run is reproducible.
+    """
+
+    def __init__(self, call, z=5.0):
+        self.call = call
+        self.z = z
+
+    def probe(self, p):
+        torch.manual_seed(p.ctx.seed % 2**31)
+        fn = p.obj
+        p.step = f"drawing samples with {getattr(fn, '__name__', 'your function')}"
+        draws = np.asarray(to_int_list(self.call(p, fn)), dtype=np.int64)
+        size = p.case.args["num_outcomes"]
+        if draws.size and (draws.min() < 0 or draws.max() >= size):
+            raise ProbeFailure(f"a sample is outside 0..{size - 1}: {int(draws.min())}..{int(draws.max())}")
+        p.record_value("num_draws", int(draws.size), "the number of samples")
+        p.record_value("counts", np.bincount(draws, minlength=size), "how often each outcome came up")
+
+    def owns(self, key):
+        return key == "counts"
+
+    def judge_key(self, key, got, expected, case):
+        counts = got.get("counts")
+        probs = expected.get("internals/probs")
+        if not isinstance(counts, np.ndarray) or probs is None or counts.shape != np.shape(probs):
+            return "the samples could not be counted"
+        n = counts.sum()
+        impossible = np.flatnonzero((probs == 0) & (counts > 0))
+        if impossible.size:
+            return (f"outcome {int(impossible[0])} came up {int(counts[impossible[0]])} times although its "
+                    f"probability is 0 (it should have been filtered out)")
+        spread = self.z * np.sqrt(n * probs * (1 - probs)) + 1.0
+        off = np.flatnonzero(np.abs(counts - n * probs) > spread)
+        if off.size:
+            k = int(off[0])
+            return (f"outcome {k} came up {int(counts[k])} times in {int(n)} draws, expected about "
+                    f"{n * probs[k]:.0f}: the samples do not follow the right distribution")
+        return None
+
+
+def to_int_list(value):
+    if isinstance(value, torch.Tensor):
+        return torch.Tensor.detach(value).cpu().reshape(-1).tolist()
+    return [int(v) for v in np.asarray(value).reshape(-1)]

@@ -1,0 +1,70 @@
+"""Building blocks for the hidden chapter modules (grader/chapters/chNN_*.py): seeded random
+generators, labels, module weights, known-mistake subclasses. Nothing here knows a task."""
+import numpy as np
+
+from grader.reference import reference_object
+
+PUBLIC_SEED = 20240917
+
+
+def _task_number(task_id):
+    return int(str(task_id).replace(".", ""))
+
+
+def public_rng(task_id):
+    """The generator of a task's public cases: fixed, since their outputs ship as fixtures."""
+    return np.random.default_rng(PUBLIC_SEED + _task_number(task_id))
+
+
+def hidden_rng(task_id, seed):
+    """The generator of a task's hidden cases, from the seed chosen at grading time."""
+    return np.random.default_rng([int(seed), _task_number(task_id)])
+
+
+def shape_label(shape, dtype, **settings):
+    """'a batch of 2 x 6 tokens x 3 features, d_in=3, float32' for feedback."""
+    if len(shape) == 3:
+        text = f"a batch of {shape[0]} x {shape[1]} tokens x {shape[2]} features"
+    elif len(shape) == 2:
+        text = f"{shape[0]} tokens x {shape[1]} features"
+    else:
+        text = f"shape {tuple(shape)}"
+    extra = ", ".join(f"{k}={v}" for k, v in settings.items())
+    return f"{text}{', ' + extra if extra else ''}, {dtype}"
+
+
+def module_arrays(module, rng, x_shape, out_shape, overrides=None):
+    """Input x, weights for every parameter of `module` (state/<name>), a gradient seed.
+
+    Weights are copied into the student's module by name, so a correct module whatever
+    its initialisation gives the reference's numbers.
+    """
+    arrays = {"x": rng.normal(size=x_shape)}
+    for name, param in module.named_parameters():
+        scale = 0.1 if name.endswith("bias") else 0.6
+        arrays["state/" + name] = rng.normal(scale=scale, size=tuple(param.shape))
+    arrays.update(overrides or {})
+    arrays["grad_seed"] = rng.normal(size=out_shape)
+    return arrays
+
+
+def reference_module(task_id, construct, args):
+    """The task's reference class built with the case's constructor arguments."""
+    positional, keywords = construct(args)
+    return reference_object(task_id)(*positional, **keywords)
+
+
+def add_future_variant(arrays, args, rng):
+    """x_future: the same tokens up to position causal_t, new ones after it (causality check)."""
+    x = arrays["x"]
+    t = max(0, x.shape[1] // 2 - 1)
+    future = x.copy()
+    future[:, t + 1:] = rng.normal(size=future[:, t + 1:].shape)
+    arrays["x_future"] = future
+    args["causal_t"] = t
+
+
+def subclass_with_forward(task_id, forward):
+    """The reference class of a task with one thing changed in forward: a known mistake."""
+    base = reference_object(task_id)
+    return type(base.__name__, (base,), {"forward": forward})

@@ -1,0 +1,24 @@
+"""Where things are in the repository, and how to run nbgrader: shared by grader.build (which
+generates the release) and grader.nbgrader_course (which drives an nbgrader course), so that
+neither has to import the other."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOLUTIONS = os.path.join(ROOT, "solutions")
+COURSE = os.path.join(ROOT, "course")
+REFERENCE = os.path.join(ROOT, "grader", "reference")
+FIXTURES = os.path.join(COURSE, "gptcourse", "fixtures")
+NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrader_config.py")
+
+
+def master_path(chapter):
+    """The instructor master of a chapter: solutions/NN_name.ipynb."""
+    return os.path.join(SOLUTIONS, f"{chapter}.ipynb")
+
+
+def nbgrader_command(*args):
+    """nbgrader run with this interpreter; its tools (alembic) must be on PATH too."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return [sys.executable, "-m", "nbgrader", *args], env

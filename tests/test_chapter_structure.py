@@ -1,0 +1,112 @@
+"""The seams between shared code and chapters: one module per chapter on each side, found by
+name from the task table; shared code never names a task; a worker carries only what its
+task needs; the build tools do not import each other in a cycle."""
+import importlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from factory import REPO, manifest
+from gptcourse.probes import META, device_pass_supported
+from gptcourse.tasks import CHAPTERS, TASKS, carried_tasks, chapter_module, chapters_for, get_task, tasks_of
+
+# Shared code: what a new chapter must never have to edit.
+GENERIC_FILES = [
+    "course/gptcourse/probes.py", "course/gptcourse/judge.py", "course/gptcourse/kinds.py",
+    "course/gptcourse/selfcheck.py", "course/gptcourse/records.py", "course/gptcourse/tasks.py",
+    "grader/hidden/expectations.py", "grader/hidden/casekit.py", "grader/chapters/__init__.py",
+    "grader/engine.py", "grader/verdict.py", "grader/build.py",
+]
+TASK_ID = re.compile(r"""(?<![\w.])["']?\d+\.\d+["']?(?![\w.])""")
+
+
+@pytest.mark.parametrize("path", GENERIC_FILES)
+def test_shared_code_names_no_task(path):
+    """No task id in code or strings (docstring examples use placeholders)."""
+    text = (REPO / path).read_text()
+    found = [m.group(0) for m in TASK_ID.finditer(text) if m.group(0).strip("'\"") in {t.id for t in TASKS}]
+    assert not found, f"{path} names tasks {found}: move that to the chapter's own module"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_each_chapter_has_its_public_and_hidden_module(chapter):
+    from grader.chapters import chapter_module as hidden_module
+
+    public, hidden = chapter_module(chapter), hidden_module(chapter)
+    assert [t.id for t in public.TASKS] == [t.id for t in tasks_of(chapter)]
+    for task in tasks_of(chapter):
+        assert task.chapter == chapter
+        kinds_used = {case.kind for case in hidden.public_cases(task.id) + hidden.hidden_cases(task.id, 1)}
+        assert kinds_used and kinds_used <= set(public.PROBES[task.id]), task.id
+        assert hidden.variants(task.id), f"task {task.id} has no known mistakes"
+
+
+def test_tasks_of_a_chapter_come_from_its_module_in_course_order():
+    assert [t.id for t in TASKS] == [t.id for chapter in CHAPTERS for t in chapter_module(chapter).TASKS]
+    with pytest.raises(KeyError, match="unknown chapter"):
+        chapter_module("99_nowhere")
+
+
+def test_masters_have_exactly_the_tasks_of_the_table():
+    """The task table and the masters are independent sources: the build checks they agree."""
+    built = manifest()
+    assert list(built) == list(CHAPTERS)
+    for chapter in CHAPTERS:
+        assert list(built[chapter]["tasks"]) == [t.id for t in tasks_of(chapter)]
+
+
+def test_a_task_carries_its_chapter_and_its_needs_not_every_earlier_chapter():
+    for task in TASKS:
+        carried = carried_tasks(task.id)
+        same_chapter_before = [t for t in tasks_of(task.chapter) if TASKS.index(t) < TASKS.index(task)]
+        assert set(same_chapter_before) <= set(carried)
+        for needed in task.needs:
+            assert get_task(needed) in carried
+        # Nothing from another chapter unless something carried needs it.
+        needed_ids = {n for t in carried + [task] for n in t.needs}
+        for other in carried:
+            if other.chapter != task.chapter:
+                assert other.id in needed_ids, (task.id, other.id)
+        assert chapters_for(task.id)[-1] == task.chapter
+
+
+def test_the_worker_job_holds_only_the_carried_reference_sources():
+    from grader.engine import Settings, _job
+
+    built = manifest()
+    for task in TASKS:
+        job = _job(task.id, "pass\n", built, [], Settings(out_dir="unused"))
+        carried = carried_tasks(task.id)
+        assert job["reference_sources"] == [built[t.chapter]["tasks"][t.id]["source"] for t in carried]
+        assert job["earlier_names"] == [n for t in carried for n in t.names]
+        assert job["setup_sources"] == [s for c in chapters_for(task.id) for s in built[c]["setup"]]
+        assert built[task.chapter]["tasks"][task.id]["source"] not in job["reference_sources"]
+
+
+def test_module_cases_get_a_device_pass_in_the_grader():
+    from grader.engine import Expectations
+
+    for task in TASKS:
+        cases = Expectations(5, ["cpu"]).cases(task.id)
+        for index, case in enumerate(cases):
+            if case.device == "cpu" and device_pass_supported(case):
+                assert cases[index + 1].device == META and cases[index + 1].label == case.label
+
+
+def test_build_and_nbgrader_course_import_without_a_cycle():
+    code = ("import sys, grader.nbgrader_course; "
+            "assert 'grader.build' not in sys.modules, 'nbgrader_course imports build'; "
+            "import grader.build")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_reference_package_and_hidden_chapters_are_found_by_name():
+    from grader.reference import reference_earlier, reference_objects
+
+    for task in TASKS:
+        assert set(reference_objects(task.id)) == set(task.names)
+        assert set(reference_earlier(task.id)) == {n for t in carried_tasks(task.id) for n in t.names}
+        importlib.import_module(f"grader.chapters.ch{task.chapter}")

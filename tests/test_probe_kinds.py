@@ -1,0 +1,568 @@
+"""Every probe kind (course/gptcourse/kinds.py) on a toy task defined here, before any chapter
+needs it: the reference passes, a correct alternative passes, a wrong version is caught with
+a message that says what is wrong.
+
+The toy tasks live in a toy chapter "99_toy", added the way a real chapter is: one entry in
+gptcourse.tasks.CHAPTERS and a chapter module (here built in memory) with TASKS and PROBES.
+"""
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from gptcourse import kinds, tasks
+from gptcourse.judge import judge
+from gptcourse.probes import META, ProbeContext, device_pass_supported, run_probe
+from gptcourse.records import Case
+from gptcourse.tasks import Task
+
+TOY = "99_toy"
+
+
+# ------------------------------------------------------------------------------------------
+# The toy chapter's reference code
+# ------------------------------------------------------------------------------------------
+
+class ToyLinear(nn.Module):
+    """99.1: y = x @ W.T + b, plus a learned offset per position."""
+
+    def __init__(self, d_in, d_out, max_len=8):
+        super().__init__()
+        self.proj = nn.Linear(d_in, d_out)
+        self.pos = nn.Embedding(max_len, d_out)
+
+    def forward(self, x):
+        positions = torch.arange(x.shape[-2], device=x.device)
+        return self.proj(x) + self.pos(positions)
+
+
+class ToyDropout(nn.Module):
+    """99.2: twice the input, with dropout on the input."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        return 2 * self.drop(x)
+
+
+class ToyEven:
+    """99.3: refuses odd sizes."""
+
+    def __init__(self, n):
+        if n % 2:
+            raise ValueError("n must be even")
+        self.n = n
+
+
+def toy_stats(values, text):
+    """99.4: plain outputs of every type."""
+    mean = sum(values) / len(values) if values else float("nan")
+    return {"mean": mean, "words": text.split(), "count": len(values), "empty": not values}
+
+
+def toy_future_fill(scores):
+    """99.5: scores with the future filled with -inf (a tensor function)."""
+    t = scores.shape[-1]
+    future = torch.triu(torch.ones(t, t, dtype=torch.bool, device=scores.device), 1)
+    return scores.masked_fill(future, float("-inf"))
+
+
+class ToyTokenizer:
+    """99.6: words <-> ids."""
+
+    def __init__(self, vocab):
+        self.str_to_int = dict(vocab)
+        self.int_to_str = {i: s for s, i in vocab.items()}
+
+    def encode(self, text):
+        return [self.str_to_int.get(word, 0) for word in text.split()]
+
+    def decode(self, ids):
+        return " ".join(self.int_to_str[i] for i in ids)
+
+
+class ToyWindows(torch.utils.data.Dataset):
+    """99.7: sliding windows of token ids, target shifted by one."""
+
+    def __init__(self, ids, size, stride):
+        self.inputs, self.targets = [], []
+        for i in range(0, len(ids) - size, stride):
+            self.inputs.append(torch.tensor(ids[i:i + size]))
+            self.targets.append(torch.tensor(ids[i + 1:i + size + 1]))
+
+    def __len__(self):
+        return len(self.inputs)
+
+    def __getitem__(self, i):
+        return self.inputs[i], self.targets[i]
+
+
+def toy_loader(ids, batch_size, size=3):
+    """99.8: batches of windows, in order, the last partial batch dropped."""
+    return torch.utils.data.DataLoader(ToyWindows(ids, size, size), batch_size=batch_size, shuffle=False,
+                                       drop_last=True)
+
+
+def save_toy(tensors, path):
+    """99.9 (two graded names): a dict of tensors to a file and back."""
+    torch.save(tensors, path)
+
+
+def load_toy(path):
+    return torch.load(path, weights_only=True)
+
+
+def train_toy(model, batches, optimizer):
+    """99.10: one step per batch, returns the losses."""
+    losses = []
+    model.train()
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def sample_toy(probs, n):
+    """99.11: n draws from a categorical distribution."""
+    return torch.multinomial(probs, n, replacement=True)
+
+
+# ------------------------------------------------------------------------------------------
+# The toy chapter module: what chapters/chNN_name.py holds for a real chapter
+# ------------------------------------------------------------------------------------------
+
+def _toy_dropout_judge(got, expected, case):
+    """Each train-mode element is 0 or 2 x / (1 - p); some are dropped."""
+    x, p = expected["internals/x"], case.args["p"]
+    dropped = 0
+    for i in range(3):
+        out = got.get(f"train_{i}")
+        ok = np.isclose(out, 0) | np.isclose(out, 2 * x / (1 - p))
+        if not ok.all():
+            return "in train mode the output is not the input with some elements dropped"
+        dropped += int(np.isclose(out, 0).sum())
+    return None if dropped else "in train mode nothing was ever dropped"
+
+
+def _toy_train_build(p):
+    model = p.name("ToyLinear")(2, 1)
+    p.load_state(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = p.tensor("x"), p.tensor("y")
+    return {"model": model, "optimizer": optimizer, "batches": [(x[i], y[i]) for i in range(len(x))]}
+
+
+TOY_TASKS = (
+    Task("99.1", TOY, ("ToyLinear",), "B", "module forward"),
+    Task("99.2", TOY, ("ToyDropout",), "B", "module dropout"),
+    Task("99.3", TOY, ("ToyEven",), "B", "raises on construct"),
+    Task("99.4", TOY, ("toy_stats",), "B", "pure function with plain outputs"),
+    Task("99.5", TOY, ("toy_future_fill",), "B", "tensor function"),
+    Task("99.6", TOY, ("ToyTokenizer",), "B", "class with methods"),
+    Task("99.7", TOY, ("ToyWindows",), "B", "data set"),
+    Task("99.8", TOY, ("toy_loader",), "B", "loader"),
+    Task("99.9", TOY, ("save_toy", "load_toy"), "B", "file round trip"),
+    Task("99.10", TOY, ("train_toy",), "B", "training loop"),
+    Task("99.11", TOY, ("sample_toy",), "B", "sampler"),
+)
+
+TOY_PROBES = {
+    "99.1": {"forward": kinds.ModuleForward(lambda a: ([a["d_in"], a["d_out"]], {}), ("proj", "pos"))},
+    "99.2": {"dropout": kinds.ModuleDropout(lambda a: ([a["p"]], {}), _toy_dropout_judge)},
+    "99.3": {"raises": kinds.RaisesOnConstruct(lambda a: ([a["n"]], {}), "an odd size must be refused")},
+    "99.4": {"call": kinds.Function(lambda p: ([p.case.args["values"], p.case.args["text"]], {}))},
+    "99.5": {"call": kinds.Function(lambda p: ([p.input("scores", requires_grad=True)], {}),
+                                    outputs=(("filled", "the returned scores"),), tensors=True,
+                                    grad_of="filled")},
+    "99.6": {"methods": kinds.Methods(lambda p: ([p.case.args["vocab"]], {}))},
+    "99.7": {"items": kinds.Dataset(lambda p: ([p.case.args["ids"], p.case.args["size"], p.case.args["stride"]], {}))},
+    "99.8": {"batches": kinds.Loader(lambda p: ([p.case.args["ids"], p.case.args["batch_size"]], {}))},
+    "99.9": {"file": kinds.FileRoundTrip(
+        "save_toy", "load_toy",
+        write=lambda p, save, path: save({"w": p.tensor("w")}, path),
+        read=lambda p, load, path: load(path))},
+    "99.10": {"train": kinds.TrainingLoop(_toy_train_build,
+                                          lambda p, fn, o: fn(o["model"], o["batches"], o["optimizer"]))},
+    "99.11": {"sample": kinds.Sampler(lambda p, fn: fn(p.tensor("probs"), p.case.args["draws"]))},
+}
+
+REFERENCE = {
+    "99.1": ToyLinear, "99.2": ToyDropout, "99.3": ToyEven, "99.4": toy_stats, "99.5": toy_future_fill,
+    "99.6": ToyTokenizer, "99.7": ToyWindows, "99.8": toy_loader,
+    "99.9": {"save_toy": save_toy, "load_toy": load_toy}, "99.10": train_toy, "99.11": sample_toy,
+}
+
+
+@pytest.fixture(autouse=True)
+def toy_chapter(monkeypatch):
+    """Register the toy chapter: one CHAPTERS entry and its chapter module (undone afterwards)."""
+    module = types.ModuleType(f"gptcourse.chapters.ch{TOY}")
+    module.TASKS, module.PROBES = TOY_TASKS, TOY_PROBES
+    module.KEY_NAMES = {"filled": "Filled scores"}
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(tasks, "CHAPTERS", tasks.CHAPTERS + (TOY,))
+    monkeypatch.setattr(tasks, "_TABLE", {})  # the table is read again, with the toy chapter
+
+
+def verdict_of(task_id, kind, student, args=None, arrays=None, extras=None, earlier=None, device="cpu",
+               dtype="float32"):
+    """Probe the reference and the student's code on one case; the judge's message or None."""
+    case = Case(task_id, kind, "a toy case", args or {}, arrays or {}, dtype, device)
+    expected = probe(REFERENCE[task_id], case, earlier)
+    assert "error" not in expected, expected
+    expected.update(extras or {})
+    return judge(task_id, case, probe(student, case, earlier), expected)
+
+
+def probe(obj, case, earlier=None):
+    torch.manual_seed(0)
+    return run_probe(obj, case, ProbeContext(earlier=earlier))
+
+
+def linear_arrays(rng, batch=2, tokens=3, d_in=2, d_out=1, max_len=8):
+    return {"x": rng.normal(size=(batch, tokens, d_in)), "grad_seed": rng.normal(size=(batch, tokens, d_out)),
+            "state/proj.weight": rng.normal(size=(d_out, d_in)), "state/proj.bias": rng.normal(size=(d_out,)),
+            "state/pos.weight": rng.normal(size=(max_len, d_out))}
+
+
+# ------------------------------------------------------------------------------------------
+# The task table and the context
+# ------------------------------------------------------------------------------------------
+
+def test_a_new_chapter_is_one_chapters_entry_and_its_module():
+    assert [t.id for t in tasks.tasks_of(TOY)] == [t.id for t in TOY_TASKS]
+    assert tasks.get_task("99.9").names == ("save_toy", "load_toy")
+    assert tasks.task_of_cell("check_99_10").id == "99.10"
+
+
+def test_context_is_seeded_per_case_and_cleans_its_scratch_folder():
+    case = Case("99.4", "call", "one", {}, {})
+    first, again = ProbeContext().for_case(case), ProbeContext().for_case(case)
+    assert first.rng.integers(1 << 30) == again.rng.integers(1 << 30)
+    other = ProbeContext().for_case(Case("99.4", "call", "two", {}, {}))
+    assert other.seed != first.seed
+    folder = first.scratch
+    assert os.path.isdir(folder)
+    first.cleanup()
+    assert not os.path.exists(folder)
+    given = ProbeContext(scratch=str(folder) + "-given")
+    assert given.for_case(case).scratch == str(folder) + "-given"
+
+
+# ------------------------------------------------------------------------------------------
+# ModuleForward (and the device pass)
+# ------------------------------------------------------------------------------------------
+
+class LinearOtherInit(ToyLinear):
+    """Correct: a different initialisation (weights are copied in by name)."""
+
+    def __init__(self, d_in, d_out, max_len=8):
+        super().__init__(d_in, d_out, max_len)
+        nn.init.zeros_(self.proj.weight)
+
+
+class LinearPositionsOnCpu(ToyLinear):
+    """Wrong only on a GPU: positions made on the CPU meet the GPU's embedding table."""
+
+    def forward(self, x):
+        return self.proj(x) + self.pos(torch.arange(x.shape[-2]))
+
+
+class LinearNoPositions(ToyLinear):
+    def forward(self, x):
+        return self.proj(x)
+
+
+class LinearInPlace(ToyLinear):
+    def forward(self, x):
+        x.mul_(1.0).add_(0.5)
+        return super().forward(x)
+
+
+class LinearRandomInEval(ToyLinear):
+    def forward(self, x):
+        return super().forward(x) * (1 + torch.rand(()))
+
+
+def test_module_forward_accepts_the_reference_and_another_initialisation():
+    arrays = linear_arrays(np.random.default_rng(0))
+    assert verdict_of("99.1", "forward", ToyLinear, {"d_in": 2, "d_out": 1}, arrays) is None
+    assert verdict_of("99.1", "forward", LinearOtherInit, {"d_in": 2, "d_out": 1}, arrays) is None
+
+
+def test_module_forward_reports_wrong_outputs_in_place_changes_and_random_eval():
+    arrays = linear_arrays(np.random.default_rng(1))
+    args = {"d_in": 2, "d_out": 1}
+    assert "not the reference's values" in verdict_of("99.1", "forward", LinearNoPositions, args, arrays)
+    assert "changed its input x in place" in verdict_of("99.1", "forward", LinearInPlace, args, arrays)
+    assert "eval mode" in verdict_of("99.1", "forward", LinearRandomInEval, args, arrays)
+
+
+def test_module_forward_structure_names_the_attribute():
+    class Renamed(ToyLinear):
+        def __init__(self, d_in, d_out, max_len=8):
+            super().__init__(d_in, d_out, max_len)
+            self.offsets = self.pos
+            del self.pos
+
+        def forward(self, x):
+            return self.proj(x) + self.offsets(torch.arange(x.shape[-2], device=x.device))
+
+    message = verdict_of("99.1", "forward", Renamed, {"d_in": 2, "d_out": 1}, linear_arrays(np.random.default_rng(2)))
+    assert "`pos` should be" in message and "missing" in message
+
+
+def test_device_pass_catches_a_tensor_created_on_the_cpu_that_meta_alone_lets_through():
+    args, arrays = {"d_in": 2, "d_out": 1}, linear_arrays(np.random.default_rng(3))
+    case = Case("99.1", "forward", "toy", args, arrays)
+    assert device_pass_supported(case)
+    # The CPU run cannot see the mistake: the numbers are right.
+    assert verdict_of("99.1", "forward", LinearPositionsOnCpu, args, arrays) is None
+    # PyTorch's meta embedding kernel accepts CPU indices; the device pass does not.
+    message = verdict_of("99.1", "forward", LinearPositionsOnCpu, args, arrays, device=META)
+    assert "created on the CPU" in message and "`embedding`" in message and "device=x.device" in message
+    assert verdict_of("99.1", "forward", ToyLinear, args, arrays, device=META) is None
+
+
+def test_device_pass_ignores_errors_that_are_not_about_devices():
+    class UsesItem(ToyLinear):
+        def forward(self, x):
+            scale = float(x.abs().max().item() > -1)  # data-dependent: impossible on meta
+            return super().forward(x) * scale
+
+    args, arrays = {"d_in": 2, "d_out": 1}, linear_arrays(np.random.default_rng(4))
+    assert verdict_of("99.1", "forward", UsesItem, args, arrays) is None
+    assert verdict_of("99.1", "forward", UsesItem, args, arrays, device=META) is None
+
+
+# ------------------------------------------------------------------------------------------
+# ModuleDropout, RaisesOnConstruct
+# ------------------------------------------------------------------------------------------
+
+class DropoutAlwaysOn(ToyDropout):
+    def forward(self, x):
+        return 2 * nn.functional.dropout(x, self.drop.p, training=True)
+
+
+class DropoutNever(ToyDropout):
+    def forward(self, x):
+        return 2 * x
+
+
+class DropoutOtherDraws(ToyDropout):
+    """Correct: draws its own random numbers (a different pattern than nn.Dropout's)."""
+
+    def forward(self, x):
+        if not self.training:
+            return 2 * x
+        keep = (torch.rand_like(x) >= self.drop.p).to(x.dtype)
+        return 2 * x * keep / (1 - self.drop.p)
+
+
+def test_module_dropout_uses_the_chapters_judge_for_random_outputs():
+    x = np.random.default_rng(5).normal(size=(4, 6))
+    extras = {"internals/x": x}
+    args, arrays = {"p": 0.5}, {"x": x}
+    assert verdict_of("99.2", "dropout", ToyDropout, args, arrays, extras) is None
+    assert verdict_of("99.2", "dropout", DropoutOtherDraws, args, arrays, extras) is None
+    assert "not the input with some elements dropped" in verdict_of("99.2", "dropout", DropoutNever, args, arrays, extras)
+    message = verdict_of("99.2", "dropout", DropoutAlwaysOn, args, arrays, extras)
+    assert "eval mode" in message and "training=self.training" in message
+
+
+def test_raises_on_construct():
+    class NeverRaises:
+        def __init__(self, n):
+            self.n = n
+
+    assert verdict_of("99.3", "raises", ToyEven, {"n": 3}) is None
+    assert verdict_of("99.3", "raises", NeverRaises, {"n": 3}) == "an odd size must be refused"
+
+
+# ------------------------------------------------------------------------------------------
+# Function: plain outputs, tensors, gradients
+# ------------------------------------------------------------------------------------------
+
+def test_function_records_plain_outputs_including_nan_strings_and_dicts():
+    args = {"values": [], "text": "a b  c"}
+    case = Case("99.4", "call", "toy", args, {})
+    observed = probe(toy_stats, case)["result"]
+    assert np.isnan(observed["mean"]) and observed["words"] == ["a", "b", "c"] and observed["empty"] is True
+    assert verdict_of("99.4", "call", toy_stats, args) is None  # nan equals nan
+
+    def words_as_tuple(values, text):
+        result = toy_stats(values, text)
+        return {**result, "mean": 0.0}
+
+    message = verdict_of("99.4", "call", words_as_tuple, args)
+    assert "expected" in message and "'mean': nan" in message
+
+
+def test_function_refuses_objects_that_claim_to_equal_everything():
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+    message = verdict_of("99.4", "call", lambda values, text: Anything(), {"values": [1.0], "text": "x"})
+    assert "cannot compare a value of type Anything" in message
+
+
+def test_tensor_function_gradients_in_place_and_device_pass():
+    rng = np.random.default_rng(6)
+    arrays = {"scores": rng.normal(size=(3, 3)), "grad_seed": rng.normal(size=(3, 3))}
+
+    def in_place(scores):
+        t = scores.shape[-1]
+        return scores.masked_fill_(torch.triu(torch.ones(t, t, dtype=torch.bool, device=scores.device), 1), float("-inf"))
+
+    def detached(scores):
+        return toy_future_fill(scores).detach()
+
+    def mask_on_cpu(scores):
+        t = scores.shape[-1]
+        return scores.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float("-inf"))
+
+    assert device_pass_supported(Case("99.5", "call", "toy", {}, arrays))
+    assert not device_pass_supported(Case("99.4", "call", "toy", {}, {}))  # plain values: nothing to move
+    assert verdict_of("99.5", "call", toy_future_fill, {}, arrays) is None
+    assert "changed its input scores in place" in verdict_of("99.5", "call", in_place, {}, arrays)
+    assert "not connected to the autograd graph" in verdict_of("99.5", "call", detached, {}, arrays)
+    assert verdict_of("99.5", "call", mask_on_cpu, {}, arrays) is None
+    assert "created on the CPU" in verdict_of("99.5", "call", mask_on_cpu, {}, arrays, device=META)
+    assert "should be a torch.Tensor" in verdict_of("99.5", "call", lambda s: s.tolist(), {}, arrays)
+
+
+# ------------------------------------------------------------------------------------------
+# Methods, Dataset, Loader, FileRoundTrip
+# ------------------------------------------------------------------------------------------
+
+VOCAB = {"<unk>": 0, "hello": 1, "world": 2}
+
+
+def test_methods_calls_in_order_and_can_feed_a_result_back():
+    calls = [{"method": "encode", "args": ["hello big world"]}, {"method": "decode", "args": [{"$result": 0}]}]
+    args = {"vocab": VOCAB, "calls": calls}
+
+    class NoSpaces(ToyTokenizer):
+        def decode(self, ids):
+            return "".join(self.int_to_str[i] for i in ids)
+
+    class NoDecode:
+        def __init__(self, vocab):
+            self.vocab = vocab
+
+        def encode(self, text):
+            return ToyTokenizer(self.vocab).encode(text)
+
+    assert verdict_of("99.6", "methods", ToyTokenizer, args) is None
+    message = verdict_of("99.6", "methods", NoSpaces, args)
+    assert "The result of call 2, .decode(...)" in message and "'hello<unk>world'" in message
+    assert "has no method decode()" in verdict_of("99.6", "methods", NoDecode, args)
+
+
+def test_dataset_length_and_items():
+    args = {"ids": list(range(10, 22)), "size": 4, "stride": 2, "items": [0, 3]}
+
+    class OffByOne(ToyWindows):
+        def __len__(self):
+            return super().__len__() + 1
+
+    class NotADataset:
+        def __init__(self, ids, size, stride):
+            pass
+
+    assert verdict_of("99.7", "items", ToyWindows, args) is None
+    assert "len(dataset): expected 4, got 5" in verdict_of("99.7", "items", OffByOne, args)
+    assert "should be a subclass of torch.utils.data.Dataset" in verdict_of("99.7", "items", NotADataset, args)
+
+
+def test_loader_batches_in_order():
+    args = {"ids": list(range(17)), "batch_size": 2, "batches": 2}
+
+    def keeps_last(ids, batch_size, size=3):
+        return torch.utils.data.DataLoader(ToyWindows(ids, size, size), batch_size=batch_size)
+
+    assert verdict_of("99.8", "batches", toy_loader, args) is None
+    assert "Number of batches, len(loader): expected 2, got 3" in verdict_of("99.8", "batches", keeps_last, args)
+
+
+def test_file_round_trip_with_two_graded_names():
+    arrays = {"w": np.arange(6.0).reshape(2, 3)}
+    student = {"save_toy": save_toy, "load_toy": load_toy}
+
+    def save_nothing(tensors, path):
+        pass
+
+    def load_transposed(path):
+        return {k: v.T for k, v in torch.load(path, weights_only=True).items()}
+
+    assert verdict_of("99.9", "file", student, {}, arrays) is None
+    assert "did not write a file" in verdict_of("99.9", "file", {**student, "save_toy": save_nothing}, {}, arrays)
+    assert "What was read back from the file" in verdict_of("99.9", "file", {**student, "load_toy": load_transposed}, {}, arrays)
+
+
+# ------------------------------------------------------------------------------------------
+# TrainingLoop (with an earlier task's name from the context), Sampler
+# ------------------------------------------------------------------------------------------
+
+def training_case(rng):
+    arrays = linear_arrays(rng, batch=3, tokens=4, d_in=2, d_out=1)
+    arrays["y"] = rng.normal(size=(3, 4, 1))
+    return arrays
+
+
+def test_training_loop_observes_parameters_calls_and_mode():
+    arrays = training_case(np.random.default_rng(7))
+    earlier = {"ToyLinear": ToyLinear}  # an earlier task's graded name, bound to the reference
+
+    def no_zero_grad(model, batches, optimizer):
+        losses = []
+        for x, y in batches:
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+    def ends_in_eval(model, batches, optimizer):
+        losses = train_toy(model, batches, optimizer)
+        model.eval()
+        return losses
+
+    assert verdict_of("99.10", "train", train_toy, {}, arrays, earlier=earlier) is None
+    message = verdict_of("99.10", "train", no_zero_grad, {}, arrays, earlier=earlier)
+    assert "The returned value" in message
+    assert "The model's mode afterwards (model.training): expected True, got False" in verdict_of(
+        "99.10", "train", ends_in_eval, {}, arrays, earlier=earlier)
+    with pytest.raises(AssertionError, match="ToyLinear is not defined"):
+        verdict_of("99.10", "train", train_toy, {}, arrays)  # without the earlier name
+
+
+def test_sampler_is_judged_statistically():
+    probs = np.array([0.5, 0.3, 0.2, 0.0])
+    args, arrays = {"num_outcomes": 4, "draws": 4000}, {"probs": probs}
+    extras = {"internals/probs": probs}
+
+    def by_inverse_cdf(probs, n):
+        """Correct, with other random numbers than torch.multinomial's."""
+        return torch.searchsorted(torch.cumsum(probs, 0), torch.rand(n, dtype=probs.dtype) * probs.sum(), right=True)
+
+    def greedy(probs, n):
+        return torch.full((n,), int(torch.argmax(probs)))
+
+    def uniform(probs, n):
+        return torch.randint(0, len(probs), (n,))
+
+    assert verdict_of("99.11", "sample", sample_toy, args, arrays, extras) is None
+    assert verdict_of("99.11", "sample", by_inverse_cdf, args, arrays, extras, dtype="float64") is None
+    assert "do not follow the right distribution" in verdict_of("99.11", "sample", greedy, args, arrays, extras)
+    assert "its probability is 0" in verdict_of("99.11", "sample", uniform, args, arrays, extras)
