@@ -15,7 +15,7 @@ SUBMISSIONS ?= submissions
 OUT ?= grades
 JOBS ?= 2
 
-.PHONY: setup test lab release grade bench clean
+.PHONY: setup test lab release workshop grade bench clean
 
 setup: $(VENV)/.installed
 
@@ -34,6 +34,11 @@ lab: setup
 
 release: setup
 	$(PY) -m grader.build
+
+# The workshop edition: the release with a collapsed answer after every task, in OUT
+# (`make workshop OUT=dir`; default workshop/). It holds the solutions: hand it out with care.
+workshop: setup
+	$(PY) -m grader.workshop --out $(if $(filter command line,$(origin OUT)),$(OUT),workshop)
 
 grade: setup
 	$(PY) -m grader grade $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS)

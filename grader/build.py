@@ -20,13 +20,9 @@ import nbformat
 
 from gptcourse import records
 from gptcourse.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOLUTIONS = os.path.join(ROOT, "solutions")
-COURSE = os.path.join(ROOT, "course")
-REFERENCE = os.path.join(ROOT, "grader", "reference")
-FIXTURES = os.path.join(COURSE, "gptcourse", "fixtures")
-NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrader_config.py")
+from grader.nbgrader_course import make_course
+from grader.paths import (  # noqa: F401 - SOLUTIONS, nbgrader_command: imported from here by other tools
+    COURSE, FIXTURES, REFERENCE, ROOT, SOLUTIONS, master_path, nbgrader_command)
 
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
@@ -35,10 +31,6 @@ HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 # ------------------------------------------------------------------------------------------
 # Reading masters
 # ------------------------------------------------------------------------------------------
-
-def master_path(chapter):
-    return os.path.join(SOLUTIONS, f"{chapter}.ipynb")
-
 
 def read_notebook(path):
     return nbformat.read(path, as_version=4)
@@ -79,7 +71,7 @@ def chapter_manifest(chapter):
         if "setup" in cell.metadata.get("tags", []):
             setup.append(cell.source.strip("\n") + "\n")
         elif grade_id.startswith("carry_"):
-            carry.append(strip_markers(cell.source))
+            carry.append(carried_reference_import(task_of_cell(grade_id)))
         elif grade_id.startswith("task_"):
             task = task_of_cell(grade_id)
             tasks.setdefault(task.id, {})["source"] = strip_markers(cell.source)
@@ -92,6 +84,13 @@ def chapter_manifest(chapter):
         raise ValueError(f"{master_path(chapter)}: expected a solution cell and a check cell for "
                          f"each of the tasks {expected}, found {tasks}")
     return {"setup": setup, "carry": carry, "tasks": {tid: tasks[tid] for tid in expected}}
+
+
+def carried_reference_import(task):
+    """What a carry-over cell becomes in the reference package: an import of the earlier
+    chapter's reference. (In the notebook the cell loads the student's earlier notebook,
+    which is not there when the grader imports the reference.)"""
+    return f"from grader.reference.ch{task.chapter} import {', '.join(task.names)}\n"
 
 
 def build_manifest():
@@ -125,8 +124,8 @@ def reference_files(manifest):
 
 def fixture_files():
     """The reference's observations on the public cases, with the known variants'."""
+    from grader.chapters import public_cases
     from grader.hidden.expectations import expectations
-    from grader.hidden.cases import public_cases
 
     files = {}
     for chapter in CHAPTERS:
@@ -167,17 +166,8 @@ def notebook_text(nb):
     return nbformat.writes(normalize_notebook(nb)) + ""
 
 
-def nbgrader_command(*args):
-    """nbgrader run with this interpreter; its tools (alembic) must be on PATH too."""
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    return [sys.executable, "-m", "nbgrader", *args], env
-
-
 def release_files():
     """Run nbgrader generate_assignment on each master in a scratch course directory."""
-    from grader.nbgrader_course import make_course  # it imports this module
-
     files = {}
     with tempfile.TemporaryDirectory() as course_root:
         make_course(course_root)
@@ -261,7 +251,8 @@ def main(argv=None):
 
 def _reload_reference():
     """After writing new reference modules, later steps must not use the old ones."""
-    for name in [n for n in sys.modules if n.startswith("grader.reference.") or n.startswith("grader.hidden")]:
+    stale = ("grader.reference.", "grader.hidden", "grader.chapters")
+    for name in [n for n in sys.modules if n.startswith(stale)]:
         del sys.modules[name]
 
 

@@ -113,12 +113,46 @@ def test_plot_attention_draws_an_annotated_heatmap():
     assert len(ax.figure.axes) == 2  # the heatmap and its colour bar
     assert tick_texts(ax) == (TOKENS, TOKENS)
     assert ax.get_title() == "demo"
-    assert ax.collections[0].get_clim() == (0.0, 1.0)
+    # The colour scale spans the weights shown, so that near-uniform weights still show a pattern.
+    assert ax.collections[0].get_clim() == pytest.approx((weights.min().item(), weights.max().item()))
     shown = np.asarray(ax.collections[0].get_array()).reshape(4, 4)
     np.testing.assert_allclose(shown, weights.detach().numpy(), rtol=1e-6)
     annotations = [text.get_text() for text in ax.texts]
     assert len(annotations) == 16
     assert annotations[0] == f"{weights[0, 0].item():.2f}"
+
+
+def test_plot_attention_near_uniform_weights_use_the_whole_colour_scale():
+    """Issue: a fixed 0..1 scale made an untrained layer's weights (all about 1/3 here) one dark block."""
+    weights = torch.tensor([[0.30, 0.33, 0.37], [0.34, 0.33, 0.33], [0.32, 0.36, 0.32]])
+
+    mesh = plots.plot_attention(weights).collections[0]
+
+    # The smallest and the largest weight get the two ends of the colour map ...
+    assert mesh.norm(0.30) == pytest.approx(0.0, abs=1e-5) and mesh.norm(0.37) == pytest.approx(1.0, abs=1e-5)
+    colours = mesh.cmap(mesh.norm(np.asarray(mesh.get_array()).ravel()))[:, :3]
+    assert np.ptp(colours, axis=0).max() > 0.5  # ... so the cells really differ in colour
+
+
+def test_plot_attention_fixed_scale_on_request():
+    ax = plots.plot_attention(attention_weights(), vmin=0, vmax=1)
+    assert ax.collections[0].get_clim() == (0.0, 1.0)
+
+
+def test_plot_attention_shows_causally_masked_weights_in_grey():
+    causal = torch.tril(torch.rand(4, 4) + 0.1)
+    weights = causal / causal.sum(dim=-1, keepdim=True)
+
+    ax = plots.plot_attention(weights, TOKENS)
+
+    drawn = np.ma.getmaskarray(ax.collections[0].get_array()).reshape(4, 4)
+    np.testing.assert_array_equal(drawn, np.triu(np.ones((4, 4), dtype=bool), k=1))  # not drawn
+    assert ax.get_facecolor()[:3] == pytest.approx(matplotlib.colors.to_rgb(plots.MASKED_COLOUR))
+    visible = weights[~torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)]
+    # The masked zeros are left out of the colour scale, and get no number.
+    assert ax.collections[0].get_clim() == pytest.approx((visible.min().item(), visible.max().item()))
+    assert len(ax.texts) == 10
+    assert "masked" in ax.figure.axes[-1].get_ylabel()  # the colour bar says what grey means
 
 
 def test_plot_attention_on_a_given_axes_without_annotations():
@@ -162,6 +196,21 @@ def test_plot_attention_heads_accepts_a_batch_of_one():
     assert len(fig.axes) == 2 + 1
 
 
+@pytest.mark.parametrize("num_heads, rows, columns", [(2, 1, 2), (4, 2, 2), (6, 2, 3), (12, 4, 3)])
+def test_plot_attention_heads_fit_the_width_of_a_notebook(num_heads, rows, columns):
+    """Issue: four heads in one row made a figure 19 inches wide, too small to read."""
+    weights = torch.softmax(torch.randn(num_heads, 6, 6), dim=-1)
+
+    fig = plots.plot_attention_heads(weights, TOKENS + ["one", "step"])
+
+    assert fig.get_size_inches()[0] <= plots.MAX_FIGURE_WIDTH
+    heads = fig.axes[:num_heads]
+    positions = {(round(ax.get_position().x0, 3), round(ax.get_position().y0, 3)) for ax in heads}
+    assert len({x for x, _ in positions}) == columns and len({y for _, y in positions}) == rows
+    # One shared colour scale, so that the heads' colours compare.
+    assert len({ax.collections[0].get_clim() for ax in heads}) == 1
+
+
 def test_plot_causal_mask_from_a_length():
     ax = plots.plot_causal_mask(4)
 
@@ -202,10 +251,39 @@ def test_plot_dropout_effect_two_panels_on_one_scale():
     assert len(fig.axes) == 2 + 1  # two heatmaps and one shared colour bar
     left, right = fig.axes[:2]
     assert "without" in left.get_title() and "with dropout" in right.get_title()
+    assert "×2.00" in right.get_title()  # the kept weights were doubled
     for ax in (left, right):
         assert tick_texts(ax) == (TOKENS, TOKENS)
-        # one scale for both panels, reaching the largest weight after dropout
-        assert ax.collections[0].get_clim() == (0.0, 2.0)
+    # one scale for both panels, reaching the largest weight after dropout
+    assert left.collections[0].get_clim() == right.collections[0].get_clim()
+    assert right.collections[0].get_clim()[1] == 2.0
+
+
+def test_plot_dropout_effect_dropped_and_masked_zeros_look_different():
+    """Issue: a weight dropout set to 0 and one the causal mask set to 0 looked the same."""
+    causal = torch.tril(torch.ones(4, 4))
+    weights = causal / causal.sum(dim=-1, keepdim=True)
+    kept = torch.tensor([[1.0, 1, 1, 1], [0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 0, 0]])
+    after = weights * kept * 2  # dropped: (1, 0), (2, 1), (3, 2), (3, 3)
+
+    fig = plots.plot_dropout_effect(weights, after, TOKENS)
+    left, right = fig.axes[:2]
+
+    future = np.triu(np.ones((4, 4), dtype=bool), k=1)
+    dropped = np.zeros((4, 4), dtype=bool)
+    dropped[[1, 2, 3, 3], [0, 1, 2, 3]] = True
+    # Neither kind of zero is drawn in the colours of the weights ...
+    np.testing.assert_array_equal(np.ma.getmaskarray(left.collections[0].get_array()).reshape(4, 4), future)
+    np.testing.assert_array_equal(np.ma.getmaskarray(right.collections[0].get_array()).reshape(4, 4),
+                                  future | dropped)
+    # ... the masked ones show the grey background, the dropped ones a white cell with a cross.
+    white_cells = {(int(p.get_y()), int(p.get_x())) for p in right.patches
+                   if p.get_facecolor()[:3] == matplotlib.colors.to_rgb(plots.DROPPED_COLOUR)}
+    assert white_cells == {tuple(cell) for cell in np.argwhere(dropped)}
+    crosses = [line for line in right.lines if line.get_color() == plots.DROPPED_MARK_COLOUR]
+    assert len(crosses) == 2 * dropped.sum()
+    legend = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert any("masked" in text for text in legend) and any("dropped" in text for text in legend)
 
 
 def test_plot_dropout_effect_needs_matching_shapes():

@@ -16,33 +16,50 @@ import numpy as np
 import seaborn as sns
 import torch
 from matplotlib.colors import ListedColormap
-from matplotlib.patches import Patch
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
 ATTENTION_COLOURS = "viridis"
 VISIBLE_COLOUR = "#9ecae1"  # light blue: a key the query may attend to
 HIDDEN_COLOUR = "#3b3b3b"  # dark grey: a future key, masked out
+MASKED_COLOUR = "#d9d9d9"  # light grey: a weight the causal mask set to 0 (no number shown)
+DROPPED_COLOUR = "white"  # a weight dropout set to 0 in this step, marked with a red cross
+DROPPED_MARK_COLOUR = "#d62728"
+MAX_FIGURE_WIDTH = 10.0  # inches: about the width of a notebook's output area
 
 
-def plot_attention(weights, tokens=None, *, title=None, ax=None, annot=True):
+def plot_attention(weights, tokens=None, *, title=None, ax=None, annot=True, vmin=None, vmax=None):
     """Heatmap of one ``(T, T)`` attention-weight matrix; returns the Axes.
 
     ``tokens``: ``T`` labels for the axes (strings or ids); positions 0..T-1 if omitted.
     ``annot``: write each weight in its cell (turn off for long sequences).
+    ``vmin``, ``vmax``: the ends of the colour scale. By default the scale spans the weights
+    shown, so that the pattern stays visible when they are all close to each other (an
+    untrained layer spreads its attention almost evenly); the numbers in the cells and the
+    colour bar say what the colours mean. Give ``vmin=0, vmax=1`` to compare plots.
+
+    Causal weights (all exactly 0 above the diagonal) show the masked cells in grey, without
+    a number, and leave them out of the colour scale.
     """
     values = _as_numpy(weights)
     _check_square(values, ndim=2, what="weights")
     labels = _token_labels(tokens, len(values))
     if ax is None:
         _, ax = plt.subplots(figsize=_figure_size(len(values)), layout="constrained")
-    _attention_heatmap(values, labels, ax, annot=annot, vmax=1.0, colour_bar=True)
+    masked = _causally_masked(values)
+    vmin, vmax = _colour_range([values[~masked]], vmin, vmax)
+    _attention_heatmap(values, labels, ax, annot=annot, vmin=vmin, vmax=vmax, hidden=masked)
+    ax.figure.colorbar(ax.collections[0], ax=ax, label=_colour_bar_label(masked.any()))
     ax.set_title(title or "Attention weights")
     return ax
 
 
 def plot_attention_heads(weights, tokens=None, *, title=None, annot=True):
-    """A row of heatmaps, one per head, for weights of shape ``(num_heads, T, T)``.
+    """A grid of heatmaps, one per head, for weights of shape ``(num_heads, T, T)``.
 
     A leading batch dimension of size 1, ``(1, num_heads, T, T)``, is accepted too.
+    At most three heads per row (four heads make a 2 x 2 grid), so that the figure fits
+    the width of a notebook. All heads share one colour scale, so their colours compare.
     Returns the Figure (one Axes per head plus one shared colour bar).
     """
     values = _as_numpy(weights)
@@ -51,19 +68,26 @@ def plot_attention_heads(weights, tokens=None, *, title=None, annot=True):
     _check_square(values, ndim=3, what="weights")
     num_heads, num_tokens, _ = values.shape
     labels = _token_labels(tokens, num_tokens)
+    rows, columns = _grid(num_heads)
 
     fig, axes = plt.subplots(
-        1,
-        num_heads,
-        figsize=_figure_size(num_tokens, panels=num_heads),
+        rows,
+        columns,
+        figsize=_figure_size(num_tokens, columns=columns, rows=rows),
         squeeze=False,
         layout="constrained",
     )
-    for head, ax in enumerate(axes[0]):
-        _attention_heatmap(values[head], labels, ax, annot=annot, vmax=1.0, colour_bar=False)
+    masked = [_causally_masked(head) for head in values]
+    vmin, vmax = _colour_range([head[~mask] for head, mask in zip(values, masked)])
+    for head, ax in enumerate(axes.flat[:num_heads]):
+        _attention_heatmap(values[head], labels, ax, annot=annot, vmin=vmin, vmax=vmax,
+                           hidden=masked[head])
         ax.set_title(f"head {head}")
-    # All heads share the 0..1 colour scale, so one colour bar is enough.
-    fig.colorbar(axes[0, 0].collections[0], ax=list(axes[0]))
+    for unused in axes.flat[num_heads:]:
+        fig.delaxes(unused)
+    heads = list(axes.flat[:num_heads])
+    fig.colorbar(heads[0].collections[0], ax=heads, shrink=0.6,
+                 label=_colour_bar_label(any(m.any() for m in masked)))
     if title:
         fig.suptitle(title)
     return fig
@@ -109,7 +133,9 @@ def plot_dropout_effect(weights_eval, weights_train, tokens=None, *, annot=True)
     """Attention weights without dropout (left) and with dropout (right); returns the Figure.
 
     ``weights_eval``: from the model in ``eval()`` mode; ``weights_train``: the same input in
-    ``train()`` mode, where dropout zeroes some weights.
+    ``train()`` mode, where dropout zeroes some weights and scales up the others.
+    On the right, a weight that dropout set to 0 is white with a red cross; a weight the
+    causal mask set to 0 is grey in both panels, so the two kinds of zero look different.
     """
     before = _as_numpy(weights_eval)
     after = _as_numpy(weights_train)
@@ -120,37 +146,102 @@ def plot_dropout_effect(weights_eval, weights_train, tokens=None, *, annot=True)
             f"got {before.shape} and {after.shape}."
         )
     labels = _token_labels(tokens, len(before))
-    # Dropout scales the weights it keeps by 1 / (1 - p), so they can exceed 1.
-    # Both panels share one colour scale that covers them, to compare colours fairly.
-    vmax = max(1.0, float(np.nanmax(after)))
+    masked = _causally_masked(before)
+    dropped = (after == 0) & (before != 0)
+    # One colour scale for both panels, so that colours compare: dropout scales the weights
+    # it keeps by 1 / (1 - p), so they can exceed 1.
+    vmin, vmax = _colour_range([before[~masked], after[~masked & ~dropped]])
 
-    size = _figure_size(len(before), panels=2)
+    size = _figure_size(len(before), columns=2)
     fig, (left, right) = plt.subplots(1, 2, figsize=size, layout="constrained")
-    _attention_heatmap(before, labels, left, annot=annot, vmax=vmax, colour_bar=False)
+    _attention_heatmap(before, labels, left, annot=annot, vmin=vmin, vmax=vmax, hidden=masked)
     left.set_title("without dropout (eval mode)")
-    _attention_heatmap(after, labels, right, annot=annot, vmax=vmax, colour_bar=False)
-    right.set_title("with dropout (train mode)")
-    fig.colorbar(left.collections[0], ax=[left, right])
+    _attention_heatmap(after, labels, right, annot=annot, vmin=vmin, vmax=vmax, hidden=masked | dropped)
+    _mark_dropped(right, dropped)
+    right.set_title("with dropout (train mode)" + _scale_note(before, after, dropped | masked))
+    fig.colorbar(left.collections[0], ax=[left, right], label="attention weight")
+    legend = [Line2D([], [], marker="x", markersize=9, markeredgewidth=2, linestyle="none",
+                     color=DROPPED_MARK_COLOUR, label="dropped in this step (set to 0)")]
+    if masked.any():
+        legend.insert(0, Patch(facecolor=MASKED_COLOUR, label="masked future (always 0)"))
+    fig.legend(handles=legend, loc="outside lower center", ncols=len(legend), frameon=False)
     return fig
 
 
-def _attention_heatmap(values, labels, ax, *, annot, vmax, colour_bar):
-    """Draw one attention matrix on ``ax`` (shared by all the weight plots)."""
+def _attention_heatmap(values, labels, ax, *, annot, vmin, vmax, hidden):
+    """Draw one attention matrix on ``ax`` (shared by all the weight plots).
+
+    Cells where ``hidden`` is True are not drawn: the grey background shows through.
+    """
+    ax.set_facecolor(MASKED_COLOUR)
     sns.heatmap(
         values,
         ax=ax,
+        mask=hidden,
         cmap=ATTENTION_COLOURS,
-        vmin=0.0,  # a fixed scale makes plots comparable: 0 is always the same colour
+        vmin=vmin,
         vmax=vmax,
         annot=annot,
         fmt=".2f",
         annot_kws={"fontsize": 8},
         square=True,
-        cbar=colour_bar,
+        cbar=False,
         xticklabels=labels,
         yticklabels=labels,
     )
     _label_axes(ax)
+
+
+def _causally_masked(values):
+    """True above the diagonal when every weight there is exactly 0 (a causal mask's work)."""
+    above = np.triu(np.ones(values.shape, dtype=bool), k=1)
+    if len(values) < 2 or np.any(values[above] != 0):
+        return np.zeros(values.shape, dtype=bool)
+    return above
+
+
+def _colour_range(shown, vmin=None, vmax=None):
+    """(vmin, vmax): the caller's, else the smallest and largest of the weights shown."""
+    finite = np.concatenate([np.ravel(v) for v in shown] + [np.zeros(0)])
+    finite = finite[np.isfinite(finite)]
+    low = float(finite.min()) if finite.size else 0.0
+    high = float(finite.max()) if finite.size else 1.0
+    vmin = low if vmin is None else vmin
+    vmax = high if vmax is None else vmax
+    if vmax <= vmin:  # all weights equal (a uniform row): any small range will do
+        vmin, vmax = vmin - 0.05, vmax + 0.05
+    return vmin, vmax
+
+
+def _colour_bar_label(with_masked):
+    return "attention weight" + (" (grey: masked future)" if with_masked else "")
+
+
+def _mark_dropped(ax, dropped):
+    """A white cell with a red cross for every weight that dropout set to 0."""
+    for row, column in zip(*np.nonzero(dropped)):
+        ax.add_patch(Rectangle((column, row), 1, 1, facecolor=DROPPED_COLOUR, linewidth=0))
+        inset = 0.25  # a cross in the middle of the cell
+        for y0, y1 in ((row + inset, row + 1 - inset), (row + 1 - inset, row + inset)):
+            ax.plot([column + inset, column + 1 - inset], [y0, y1],
+                    color=DROPPED_MARK_COLOUR, linewidth=2)
+
+
+def _scale_note(before, after, zeroed):
+    """', kept weights x2.00' when every kept weight was scaled by the same factor."""
+    kept = ~zeroed & (before != 0)
+    if not kept.any():
+        return ""
+    factors = after[kept] / before[kept]
+    if not np.allclose(factors, factors[0], rtol=1e-3):
+        return ""
+    return f"\nkept weights ×{factors[0]:.2f}"
+
+
+def _grid(num_panels, max_columns=3):
+    """(rows, columns) for a grid of panels: at most three per row, rows as even as can be."""
+    rows = -(-num_panels // max_columns)  # ceiling division
+    return rows, -(-num_panels // rows)
 
 
 def _label_axes(ax):
@@ -196,8 +287,10 @@ def _causal_mask(mask_or_T) -> np.ndarray:
     return values != 0
 
 
-def _figure_size(num_tokens: int, panels: int = 1, legend: bool = False) -> tuple[float, float]:
-    """(width, height) in inches: grows with the sequence length so labels stay readable."""
+def _figure_size(num_tokens: int, columns: int = 1, rows: int = 1, legend: bool = False) -> tuple[float, float]:
+    """(width, height) in inches: grows with the sequence length so labels stay readable,
+    and never wider than a notebook's output area."""
+    extra = 3.5 if legend else 1.2  # room for a legend or a colour bar
     side = min(max(3.0, 0.5 * num_tokens + 1.5), 12.0)  # one square panel
-    extra = 3.5 if legend else 1.0  # room for a legend or a colour bar
-    return (side * panels + extra, side)
+    side = min(side, (MAX_FIGURE_WIDTH - extra) / columns) if columns > 1 else side
+    return (side * columns + extra, side * rows + 0.4 * (rows > 1))

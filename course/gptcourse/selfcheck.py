@@ -1,24 +1,33 @@
-"""The self-check that runs in the check cell under every task: `check("2.5", CausalAttention)`.
+"""The self-check that runs in the check cell under every task: `check(task_id, your_code)`.
 
 It runs the task's probes on the student's code with the fixed inputs stored in the course's
 fixtures, and compares with the reference outputs stored next to them (numbers only: the
 reference code is not part of the course). Fast, offline, and the same on CPU and GPU.
 """
 import functools
+import inspect
 import os
 
 import torch
 
 from . import records
 from .judge import judge
-from .probes import run_probe
-from .tasks import get_task
+from .probes import META, ProbeContext, device_pass_supported, run_probe
+from .tasks import carried_tasks, get_task
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
 
 class SelfCheckFailed(AssertionError):
     """Raised by check(): the message says what is wrong and, where it can, why."""
+
+    def _render_traceback_(self):
+        """What IPython shows for this error: the message only.
+
+        The frames of check() and the probes would only hide the message; the line of the
+        student's code that failed, if any, is part of the message already.
+        """
+        return [f"{type(self).__name__}: {self}"]
 
 
 # Tasks whose hidden tests already passed in this kernel (nbgrader autograde runs them first
@@ -46,27 +55,50 @@ def _devices():
     return devices
 
 
-def check(task_id, obj):
-    """Check your implementation of a task; raises SelfCheckFailed with an explanation."""
+def check(task_id, *objects, earlier=None):
+    """Check your implementation of a task; raises SelfCheckFailed with an explanation.
+
+    objects: the task's graded names in the task's order (most tasks have one).
+    earlier: the earlier graded names the task uses ({name: object}); by default they are
+    taken from the notebook that calls check().
+    """
     task = get_task(task_id)
     name = " / ".join(task.names)
-    if obj is None or not callable(obj):
-        raise SelfCheckFailed(f"Task {task.id}: expected the function or class {name}, got {obj!r}")
+    if len(objects) != len(task.names) or any(obj is None or not callable(obj) for obj in objects):
+        shown = ", ".join(repr(obj) for obj in objects) or "nothing"
+        raise SelfCheckFailed(f"Task {task.id}: expected the function or class {name}, got {shown}")
     if task.id in _GRADED_BY_HIDDEN_TESTS:
         print(f"Task {task.id}: graded by the hidden tests above; self-check skipped.")
         return
+    names = dict(zip(task.names, objects))
+    if earlier is None:
+        earlier = _earlier_from(inspect.currentframe().f_back.f_globals, task.id)
+    context = ProbeContext(earlier=earlier)
     entries = load_fixtures(task.chapter)[task.id]
     runs = 0
     for device in _devices():
         for entry in entries:
             case = records.Case.from_data(entry["case"]).on(device)
-            got = run_probe(obj, case)
             variants = [(v["message"], v["observations"]) for v in entry["variants"]]
-            problem = judge(task.id, case, got, entry["expected"], variants)
-            if problem:
-                raise SelfCheckFailed(
-                    f"Task {task.id} ({name}) failed on {case.label} [{device}]:\n{problem}"
-                ) from None
-            runs += 1
+            runs += _check_case(task, name, names, case, entry["expected"], variants, context)
+            if device == "cpu" and device_pass_supported(case):
+                # Once more on the meta device: catches tensors created on the CPU in forward.
+                runs += _check_case(task, name, names, case.on(META), {}, [], context)
     print(f"✔ Task {task.id} ({name}): all {runs} self-check cases passed. "
           f"The hidden tests try more shapes and settings.")
+
+
+def _check_case(task, name, names, case, expected, variants, context):
+    got = run_probe(names, case, context)
+    problem = judge(task.id, case, got, expected, variants)
+    if problem:
+        raise SelfCheckFailed(
+            f"Task {task.id} ({name}) failed on {case.label} [{case.device}]:\n{problem}"
+        ) from None
+    return 1
+
+
+def _earlier_from(namespace, task_id):
+    """The earlier graded names a task uses, as the calling notebook defines them."""
+    wanted = [n for t in carried_tasks(task_id) for n in t.names]
+    return {n: namespace[n] for n in wanted if n in namespace}

@@ -9,6 +9,10 @@ import torch
 import torch.nn as nn
 
 from gptcourse import check, get_device
+from gptcourse.notebook import explain_unfinished_tasks
+
+# From here on, a cell that needs a task you have not finished says which, in one line.
+explain_unfinished_tasks("02_attention")
 
 # Six made-up 3-d "embeddings", one per token of "Your journey starts with one step".
 inputs = torch.tensor(
@@ -71,7 +75,7 @@ class SelfAttention_v2(nn.Module):
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
     def forward(self, x):
-        """x: (num_tokens, d_in) or (batch, num_tokens, d_in) -> (..., num_tokens, d_out)"""
+        """x: (num_tokens, d_in) -> context vectors (num_tokens, d_out)"""
         queries = self.W_query(x)
         keys = self.W_key(x)
         values = self.W_value(x)

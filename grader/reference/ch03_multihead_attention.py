@@ -9,6 +9,10 @@ import torch
 import torch.nn as nn
 
 from gptcourse import check, get_device
+from gptcourse.notebook import explain_unfinished_tasks
+
+# From here on, a cell that needs a task you have not finished says which, in one line.
+explain_unfinished_tasks("03_multihead_attention")
 
 # Six made-up 3-d "embeddings", one per token of "Your journey starts with one step".
 inputs = torch.tensor(
@@ -25,8 +29,7 @@ batch = torch.stack((inputs, inputs), dim=0)  # (B, T, d_in) = (2, 6, 3)
 
 
 # %% carried over from an earlier chapter
-# Paste your CausalAttention class from chapter 02 here (replace the placeholder lines).
-from grader.reference.ch02_attention import CausalAttention  # instructors: the reference version
+from grader.reference.ch02_attention import CausalAttention
 
 
 # %% task 3.1: MultiHeadAttentionWrapper

@@ -1,0 +1,201 @@
+"""Bring your own code from an earlier chapter's notebook into this one.
+
+Chapter 03 builds on the CausalAttention class you wrote in chapter 02. Its carry-over cell
+
+    from gptcourse.carry import carry_over
+    globals().update(carry_over("2.5"))
+
+looks for 02_attention.ipynb in the folder of the running notebook, runs that notebook's
+setup cells, its own carry-over cells and its task cells up to Task 2.5 (nothing else: no
+plots, no demos, no checks) in a fresh namespace, runs the self-check of Task 2.5 on the
+class it defined, and says what happened in one line. It reads the notebook as last saved,
+so save chapter 02 first. (An earlier notebook's own carry-over cells run because its tasks
+may use what they bring: carrying Task 3.1 from chapter 03 brings CausalAttention from the
+chapter 02 notebook beside it, too.)
+
+Without that notebook (on Colab, say) it asks you to paste the class into the next cell,
+which ends with `check_pasted("2.5", globals())`: the same self-check on what you pasted.
+
+Grading never uses what comes in this way: the grader uses a correct reference for the
+earlier chapters' names, so a mistake in chapter 02 costs points only once.
+"""
+import contextlib
+import io
+import json
+import linecache
+import os
+import sys
+import types
+
+from .selfcheck import SelfCheckFailed, check
+from .tasks import carried_tasks, get_task, tasks_of
+
+# name -> (object, where it came from): what carry_over brought, for check_pasted.
+_CARRIED = {}
+# The folders of the notebooks being carried from, innermost last: a carry-over cell of an
+# earlier notebook looks beside that notebook, not in the current directory.
+_CARRYING_FROM = []
+
+
+class _CellFailed(Exception):
+    """A cell of the earlier notebook raised while it ran; the message says which and why."""
+
+
+def carry_over(*task_ids, folder=None):
+    """Your graded names of earlier tasks, from their notebooks: {name: object}.
+
+    `task_ids`: tasks of earlier chapters ("2.5", ...). `folder`: where to look for the
+    notebooks (default: the current directory, which is the running notebook's folder).
+    Prints one line per chapter; a name that could not be brought is left out.
+    """
+    found = {}
+    for chapter, tasks in _by_chapter(task_ids).items():
+        here = folder or (_CARRYING_FROM[-1] if _CARRYING_FROM else os.getcwd())
+        path = os.path.join(here, f"{chapter}.ipynb")
+        names = _names(tasks)
+        if not os.path.isfile(path):
+            print(f"No {chapter}.ipynb in this folder: paste your {names} from it into the next "
+                  f"cell and run that cell.")
+            continue
+        try:
+            namespace = _run_task_cells(path, chapter, tasks)
+        except _CellFailed as failure:
+            print(f"Could not bring {names} from {chapter}.ipynb: {failure}. Fix it there and save "
+                  f"the notebook, then run this cell again (or paste {names} into the next cell).")
+            continue
+        brought = {name: namespace[name] for task in tasks for name in task.names}
+        for name, obj in brought.items():
+            _CARRIED[name] = (obj, f"{chapter}.ipynb")
+        found.update(brought)
+        print(f"Brought {names} from {chapter}.ipynb; {_verdict(tasks, brought, namespace)}")
+    return found
+
+
+def check_pasted(task_id, namespace):
+    """The end of the paste cell: runs the self-check of `task_id` on what was pasted."""
+    task = get_task(task_id)
+    names = ", ".join(task.names)
+    missing = [name for name in task.names if name not in namespace]
+    if missing:
+        print(f"Nothing pasted: paste your {names} (Task {task.id}) into this cell, above this line, "
+              f"and run it again.")
+        return
+    carried = [_CARRIED[name][1] for name in task.names
+               if name in _CARRIED and namespace[name] is _CARRIED[name][0]]
+    if carried:
+        print(f"{names} came from {carried[0]} (the cell above): nothing to paste here.")
+        return
+    print(f"Pasted {names}; {_verdict([task], namespace, namespace)}")
+
+
+def _by_chapter(task_ids):
+    """{chapter: [tasks]} in course order."""
+    grouped = {}
+    for task_id in task_ids:
+        task = get_task(task_id)
+        grouped.setdefault(task.chapter, []).append(task)
+    return grouped
+
+
+def _names(tasks):
+    return ", ".join(name for task in tasks for name in task.names)
+
+
+def _verdict(tasks, objects, namespace):
+    """'its self-check passed.' or what failed, in one line.
+
+    objects: the graded names to check; namespace: where the earlier names they use live.
+    """
+    for task in tasks:
+        earlier = {name: namespace[name] for t in carried_tasks(task.id) for name in t.names
+                   if name in namespace}
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # check() prints its own line
+                check(task.id, *[objects[name] for name in task.names], earlier=earlier)
+        except SelfCheckFailed as failure:
+            detail = " ".join(str(failure).split())
+            return f"its self-check FAILED: {detail} This notebook's checks may fail because of it."
+    return "its self-check passed."
+
+
+def _run_task_cells(path, chapter, tasks):
+    """Run the notebook's setup, carry-over and paste cells and its task cells up to the
+    last of `tasks`, in order.
+
+    The earlier task cells run too, because a later task may use them (your CausalAttention
+    may call your causal_attention_weights). What the cells print is swallowed.
+    """
+    with open(path, encoding="utf-8") as f:
+        cells = json.load(f)["cells"]
+    chapter_tasks = [task.id for task in tasks_of(chapter)]
+    last = max(chapter_tasks.index(task.id) for task in tasks)
+    wanted = {f"task_{task_id.replace('.', '_')}": task_id for task_id in chapter_tasks[:last + 1]}
+
+    module = types.ModuleType(f"gptcourse_carried_{chapter}")
+    module.__file__ = path
+    sys.modules[module.__name__] = module  # for code that looks its module up (dataclasses)
+    _CARRYING_FROM.append(os.path.dirname(os.path.abspath(path)))
+    try:
+        _run_cells(cells, wanted, chapter, module)
+    finally:
+        _CARRYING_FROM.pop()
+    missing = [name for task in tasks for name in task.names if name not in module.__dict__]
+    if missing:
+        raise _CellFailed(f"it does not define {', '.join(missing)}")
+    return module.__dict__
+
+
+def _run_cells(cells, wanted, chapter, module):
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "setup" in tags:
+            label = "setup cell"
+        elif grade_id.startswith("carry_") or "paste" in tags:
+            label = "carry-over cell"
+        elif grade_id in wanted:
+            label = f"Task {wanted[grade_id]} cell"
+        else:
+            continue
+        filename = f"<{chapter}.ipynb, cell {cell.get('id', index)}>"
+        _run_cell(_source(cell), module.__dict__, filename, label)
+
+
+def _run_cell(source, namespace, filename, label):
+    code = _python(source)
+    # Registered with linecache so that tracebacks and the self-check can quote its lines.
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            exec(compile(code, filename, "exec"), namespace)
+    except Exception as error:  # noqa: BLE001 - the student's cell may raise anything
+        line = error.lineno if isinstance(error, SyntaxError) else _line_in(error, filename)
+        where = f" at line {line}" if line else ""
+        text = error.msg if isinstance(error, SyntaxError) else str(error)
+        message = f": {text}" if text else ""
+        raise _CellFailed(f"its {label} raised {type(error).__name__}{where}{message}") from None
+
+
+def _python(source):
+    """Cell source as plain Python: IPython's %magics and !commands translated when possible."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return source
+    return TransformerManager().transform_cell(source)
+
+
+def _line_in(error, filename):
+    tb, line = error.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _source(cell):
+    source = cell["source"]
+    return "".join(source) if isinstance(source, list) else source

@@ -1,0 +1,168 @@
+"""One-line messages, instead of tracebacks, for cells that need a task you have not finished.
+
+The setup cell of every chapter notebook calls
+
+    explain_unfinished_tasks("02_attention")
+
+From then on, a cell that stops because it uses a task that is still a stub shows
+
+    This cell needs Task 2.5 (CausalAttention): finish it above and run its cell first.
+
+instead of a traceback. That covers
+- a NotImplementedError raised by the `raise NotImplementedError()` stub of a task cell;
+- a NameError for a graded name (the task's cell has not been run, or was deleted);
+- a NameError for a variable that an earlier cell would have defined had it not stopped for
+  an unfinished task (the plot after Task 2.3 defines `attn_scores`, which the demos of
+  section 4 use: they then need Task 2.3, too).
+Every other error keeps its full traceback. Outside IPython (a plain Python process, the
+grader, the reference package that repeats the setup cell) the call does nothing, and the
+message is still an error for IPython: "Run all" stops there, and nbgrader still counts a
+check cell that shows it as failed.
+"""
+import ast
+import contextlib
+import re
+import sys
+
+from . import tasks
+
+_STUB_ERRORS = (NotImplementedError, NameError)
+
+
+def explain_unfinished_tasks(chapter):
+    """Install the one-line messages in this notebook's IPython kernel; True if installed.
+
+    `chapter` is the notebook's own chapter ("03_multihead_attention"): a task from an
+    earlier chapter gets a message that points to the carry-over cell instead.
+    """
+    shell = _running_shell()
+    # Only a notebook cell installs it: the same setup code also runs inside imported modules
+    # (the hidden reference package), and those must not touch the kernel.
+    if shell is None or sys._getframe(1).f_globals is not shell.user_ns:
+        return False
+    previous = getattr(shell, "_gptcourse_explainer", None)
+    if previous is not None:  # the setup cell ran again: replace, don't stack
+        with contextlib.suppress(ValueError):  # already unregistered by someone else
+            shell.events.unregister("pre_run_cell", previous.remember_cell)
+    explainer = _Explainer(shell, chapter)
+    shell.events.register("pre_run_cell", explainer.remember_cell)
+    shell.set_custom_exc(_STUB_ERRORS, explainer.handle)
+    shell._gptcourse_explainer = explainer
+    return True
+
+
+def _running_shell():
+    """The IPython shell this code runs in, or None (IPython is never imported here)."""
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+class _Explainer:
+    def __init__(self, shell, chapter):
+        self.shell = shell
+        self.chapter = chapter
+        self.cell = ""  # the source of the cell that is running
+        self.blocked_names = {}  # variable -> the task that kept its cell from defining it
+
+    def remember_cell(self, info):
+        self.cell = info.raw_cell or ""
+
+    def handle(self, shell, etype, value, tb, tb_offset=None):
+        """IPython calls this for NotImplementedError and NameError raised in a cell."""
+        try:
+            task = self.unfinished_task(value, tb)
+            if task is not None:
+                self.block_names_of_this_cell(task)
+                message = self.message(task)
+                value._render_traceback_ = lambda: [message]  # IPython shows this instead
+        except Exception:  # noqa: BLE001 - a bug here must never hide the student's error
+            pass
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    # -- which task is behind the error ---------------------------------------------------
+    def unfinished_task(self, error, tb):
+        if isinstance(error, NotImplementedError):
+            return self.stub_behind(error, tb)
+        name = _undefined_name(error)
+        return self.task_defining(name) or self.blocked_names.get(name)
+
+    def stub_behind(self, error, tb):
+        """The task whose stub raised `error`: the innermost frame is a graded name's code."""
+        if error.args:  # the stub raises NotImplementedError() without a message
+            return None
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        raising_code = id(tb.tb_frame.f_code)
+        for task in tasks.TASKS:
+            for name in task.names:
+                if raising_code in _code_ids(self.shell.user_ns.get(name)):
+                    return task
+        return None
+
+    def task_defining(self, name):
+        return next((task for task in tasks.TASKS if name in task.names), None)
+
+    def block_names_of_this_cell(self, task):
+        """The variables this cell did not get to define now wait for `task` too."""
+        for name in _assigned_names(self.shell, self.cell):
+            if name not in self.shell.user_ns:
+                self.blocked_names.setdefault(name, task)
+
+    def message(self, task):
+        names = ", ".join(task.names)
+        if task.chapter == self.chapter:
+            return f"This cell needs Task {task.id} ({names}): finish it above and run its cell first."
+        number = task.chapter.split("_")[0]
+        return (f"This cell needs Task {task.id} ({names}) from chapter {number}: finish it in "
+                f"{task.chapter}.ipynb, then run the carry-over cell near the top of this notebook.")
+
+
+def _undefined_name(error):
+    name = getattr(error, "name", None)  # Python 3.10 and later
+    if name:
+        return name
+    found = re.search(r"name '(\w+)' is not defined", str(error))
+    return found.group(1) if found else None
+
+
+def _code_ids(obj):
+    """The ids of the code objects of a function, or of the methods of a class, with nested
+    functions. Ids, because code objects compare equal when only their file differs: the
+    stubs of two tasks (`super().__init__()`, `raise NotImplementedError()`) do."""
+    if isinstance(obj, type):
+        members = list(vars(obj).values())
+        members += [m.fget for m in members if isinstance(m, property) and m.fget is not None]
+        functions = [getattr(m, "__func__", m) for m in members]  # unwrap static/class methods
+    else:
+        functions = [obj]
+    pending = [f.__code__ for f in functions if hasattr(f, "__code__")]
+    found = set()
+    while pending:
+        code = pending.pop()
+        found.add(id(code))
+        pending += [c for c in code.co_consts if hasattr(c, "co_code")]
+    return found
+
+
+def _assigned_names(shell, cell):
+    """Names a cell assigns at its top level (in loops and `with` blocks too), not inside
+    functions or classes."""
+    try:
+        tree = ast.parse(shell.transform_cell(cell))
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue  # its body has a scope of its own
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        pending.extend(ast.iter_child_nodes(node))
+    return names

@@ -1,0 +1,104 @@
+"""The workshop edition: the student notebooks with a folded-away answer after every task.
+
+    python -m grader.workshop --out DIR        # or: make workshop OUT=DIR
+
+A 90-minute practical must not stall on one task. In this edition each task cell is followed
+by an "Answer" code cell, collapsed, whose first line reads
+"# Answer to Task 2.1 — try it yourself first": a participant who is stuck opens it, runs it,
+and goes on with the rest of the notebook. A carry-over cell (chapter 03 brings
+CausalAttention from chapter 02) is followed by the earlier task's answer too, so chapter 03
+runs even where chapter 02 was left unfinished.
+
+The edition is the student release (course/NN_name.ipynb) plus those cells, whose code is the
+masters' solution code without the solution markers. It contains the solutions: hand it out
+only where answers are meant to be seen. The graded release in course/ is not touched.
+"""
+import argparse
+import os
+import sys
+
+import nbformat
+
+from gptcourse.tasks import CHAPTERS, get_task, task_of_cell
+from grader.build import COURSE, SOLUTIONS, master_path, nbgrader_meta, read_notebook, strip_markers
+
+ANSWER_TAG = "answer"
+
+
+def solutions_by_task():
+    """{task id: the master's solution cell without its markers} for every chapter."""
+    found = {}
+    for chapter in CHAPTERS:
+        for cell in read_notebook(master_path(chapter)).cells:
+            grade_id = nbgrader_meta(cell).get("grade_id", "")
+            if cell.cell_type == "code" and grade_id.startswith("task_"):
+                found[task_of_cell(grade_id).id] = strip_markers(cell.source)
+    return found
+
+
+def answer_cell(task_id, solution, carried=False):
+    """A collapsed code cell holding the answer to a task."""
+    task = get_task(task_id)
+    if carried:  # in a later chapter: the participant has tried it already
+        first_line = (f"# Answer to Task {task.id} (chapter {task.chapter.split('_')[0]}) — "
+                      f"run it only if your own {', '.join(task.names)} does not pass its check")
+    else:
+        first_line = f"# Answer to Task {task.id} — try it yourself first"
+    return nbformat.v4.new_code_cell(
+        f"{first_line}\n{solution}".rstrip("\n"),
+        id=f"answer-{task.slug.replace('_', '-')}",
+        metadata={"jupyter": {"source_hidden": True}, "tags": [ANSWER_TAG]},
+    )
+
+
+def workshop_notebook(chapter, solutions):
+    """The released notebook of `chapter` with an answer cell after each task and carry cell."""
+    nb = read_notebook(os.path.join(COURSE, f"{chapter}.ipynb"))
+    cells = []
+    waiting = None  # a carried task: its answer goes after the carry cell and its paste cell
+    for index, cell in enumerate(nb.cells):
+        cells.append(cell)
+        grade_id = nbgrader_meta(cell).get("grade_id", "")
+        if grade_id.startswith("task_"):
+            task_id = task_of_cell(grade_id).id
+            cells.append(answer_cell(task_id, solutions[task_id]))
+        elif grade_id.startswith("carry_"):
+            waiting = task_of_cell(grade_id).id
+        following = nb.cells[index + 1] if index + 1 < len(nb.cells) else None
+        if waiting and not (following is not None and "paste" in following.metadata.get("tags", [])):
+            cells.append(answer_cell(waiting, solutions[waiting], carried=True))
+            waiting = None
+    nb.cells = cells
+    return nb
+
+
+def write_workshop(out):
+    """Write the workshop edition of every chapter into the folder `out`; return the paths."""
+    out = os.path.abspath(out)
+    if out in (os.path.abspath(COURSE), os.path.abspath(SOLUTIONS)):
+        raise ValueError(f"{out} holds the release or the masters: choose another folder")
+    os.makedirs(out, exist_ok=True)
+    solutions = solutions_by_task()
+    paths = []
+    for chapter in CHAPTERS:
+        path = os.path.join(out, f"{chapter}.ipynb")
+        nbformat.write(workshop_notebook(chapter, solutions), path)
+        paths.append(path)
+    return paths
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m grader.workshop", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, help="folder for the workshop notebooks")
+    args = parser.parse_args(argv)
+    try:
+        paths = write_workshop(args.out)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"workshop edition ({len(paths)} notebooks, answers included) in {os.path.abspath(args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Carrying a student's own code from an earlier chapter's notebook (gptcourse.carry)."""
+import copy
+import json
+
+import pytest
+import torch
+
+from factory import REPO, filled_notebook, grade_id, release_notebook, write_notebook
+from gptcourse.carry import carry_over, check_pasted
+
+CH2 = "02_attention"
+
+
+def cell(nb, wanted):
+    return next(c for c in nb["cells"] if grade_id(c) == wanted)
+
+
+def with_cells(nb, **sources):
+    """A copy of `nb` with the cells of the given grade_ids replaced (task_2_5=...)."""
+    nb = copy.deepcopy(nb)
+    for wanted, source in sources.items():
+        cell(nb, wanted)["source"] = source
+    return nb
+
+
+def test_brings_a_solved_class_and_says_its_check_passed(tmp_path, capsys):
+    write_notebook(filled_notebook(CH2), tmp_path / f"{CH2}.ipynb")
+
+    found = carry_over("2.5", folder=tmp_path)
+
+    assert capsys.readouterr().out == f"Brought CausalAttention from {CH2}.ipynb; its self-check passed.\n"
+    module = found["CausalAttention"](d_in=3, d_out=2, context_length=4, dropout=0.0)
+    assert module(torch.rand(2, 4, 3)).shape == (2, 4, 2)
+
+
+def test_runs_the_master_beside_the_chapter_03_master(capsys):
+    found = carry_over("2.5", folder=REPO / "solutions")
+    assert "its self-check passed" in capsys.readouterr().out
+    assert set(found) == {"CausalAttention"}
+
+
+def test_looks_in_the_current_directory_by_default(tmp_path, monkeypatch, capsys):
+    write_notebook(filled_notebook(CH2), tmp_path / f"{CH2}.ipynb")
+    monkeypatch.chdir(tmp_path)
+    assert set(carry_over("2.5")) == {"CausalAttention"}
+
+
+def test_an_unfinished_class_comes_with_its_failed_check(tmp_path, capsys):
+    write_notebook(release_notebook(CH2), tmp_path / f"{CH2}.ipynb")
+
+    found = carry_over("2.5", folder=tmp_path)
+
+    line = capsys.readouterr().out
+    assert line.startswith(f"Brought CausalAttention from {CH2}.ipynb; its self-check FAILED: Task 2.5")
+    assert "not implemented yet" in line and "may fail because of it" in line
+    assert line.count("\n") == 1  # one line, whatever the check's message
+    with pytest.raises(NotImplementedError):
+        found["CausalAttention"](3, 2, 4, 0.0)
+
+
+def test_without_the_notebook_it_asks_to_paste(tmp_path, capsys):
+    assert carry_over("2.5", folder=tmp_path) == {}
+    assert capsys.readouterr().out == (f"No {CH2}.ipynb in this folder: paste your CausalAttention from it "
+                                       "into the next cell and run that cell.\n")
+
+
+def test_runs_only_setup_and_task_cells_and_keeps_their_output_quiet(tmp_path, capsys):
+    nb = filled_notebook(CH2)
+    for c in nb["cells"]:  # every demo and plot would fail if it ran
+        if "demo" in c["metadata"].get("tags", []) or "plot" in c["metadata"].get("tags", []):
+            c["source"] = "raise RuntimeError('a demo ran')"
+    source = cell(nb, "task_2_5")["source"]
+    nb = with_cells(nb, task_2_5="print('noise from the task cell')\n" + source)
+    write_notebook(nb, tmp_path / f"{CH2}.ipynb")
+
+    assert set(carry_over("2.5", folder=tmp_path)) == {"CausalAttention"}
+    assert capsys.readouterr().out == f"Brought CausalAttention from {CH2}.ipynb; its self-check passed.\n"
+
+
+def test_earlier_task_cells_run_too_so_a_class_may_use_them(tmp_path, capsys):
+    reuse = '''class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        weights = causal_attention_weights(queries @ keys.transpose(1, 2), keys.shape[-1])
+        return self.dropout(weights) @ values
+'''
+    write_notebook(with_cells(filled_notebook(CH2), task_2_5=reuse), tmp_path / f"{CH2}.ipynb")
+    carry_over("2.5", folder=tmp_path)
+    assert "its self-check passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("broken, expected", [
+    ("class CausalAttention(nn.Module:\n    pass", "its Task 2.5 cell raised SyntaxError at line 1"),
+    ("x = 1\nraise ValueError('oops')", "its Task 2.5 cell raised ValueError at line 2: oops"),
+    ("pass", "it does not define CausalAttention"),
+])
+def test_a_broken_notebook_is_reported_in_one_line(tmp_path, capsys, broken, expected):
+    write_notebook(with_cells(filled_notebook(CH2), task_2_5=broken), tmp_path / f"{CH2}.ipynb")
+
+    assert carry_over("2.5", folder=tmp_path) == {}
+
+    line = capsys.readouterr().out
+    assert line.startswith(f"Could not bring CausalAttention from {CH2}.ipynb: {expected}"), line
+    assert "paste CausalAttention into the next cell" in line and line.count("\n") == 1
+
+
+def test_check_pasted_checks_what_was_pasted(capsys):
+    namespace = {}
+    exec("import torch\nimport torch.nn as nn\n" + json.loads(
+        (REPO / "grader" / "reference" / "manifest.json").read_text())[CH2]["tasks"]["2.5"]["source"], namespace)
+
+    check_pasted("2.5", namespace)
+
+    assert capsys.readouterr().out == "Pasted CausalAttention; its self-check passed.\n"
+
+
+def test_check_pasted_with_nothing_pasted(capsys):
+    check_pasted("2.5", {})
+    assert capsys.readouterr().out.startswith("Nothing pasted: paste your CausalAttention (Task 2.5)")
+
+
+def test_check_pasted_after_a_successful_carry_over(tmp_path, capsys):
+    write_notebook(filled_notebook(CH2), tmp_path / f"{CH2}.ipynb")
+    namespace = dict(carry_over("2.5", folder=tmp_path))
+    capsys.readouterr()
+
+    check_pasted("2.5", namespace)
+
+    assert capsys.readouterr().out == f"CausalAttention came from {CH2}.ipynb (the cell above): nothing to paste here.\n"
+
+
+def test_the_reference_package_imports_carried_names_from_the_earlier_chapter():
+    """The carry cell looks for notebooks; the generated reference module must not."""
+    from grader.reference import ch02_attention, ch03_multihead_attention
+
+    assert ch03_multihead_attention.CausalAttention is ch02_attention.CausalAttention
+    text = (REPO / "grader" / "reference" / "ch03_multihead_attention.py").read_text()
+    assert "carry_over" not in text
+
+
+def test_the_chapter_03_master_carries_with_a_locked_cell_and_a_paste_cell():
+    master = json.loads((REPO / "solutions" / "03_multihead_attention.ipynb").read_text())
+    cells = master["cells"]
+    index = next(i for i, c in enumerate(cells) if grade_id(c) == "carry_2_5")
+    carry, paste = cells[index], cells[index + 1]
+    assert carry["metadata"]["nbgrader"]["locked"] and not carry["metadata"]["nbgrader"]["solution"]
+    assert 'carry_over("2.5")' in "".join(carry["source"])
+    assert "nbgrader" not in paste["metadata"] and 'check_pasted("2.5", globals())' in "".join(paste["source"])
+
+
+def test_carries_through_a_chain_of_notebooks_in_their_own_folder(tmp_path, monkeypatch, capsys):
+    """A chapter 03 notebook brings CausalAttention with its own carry-over cell, from beside
+    itself: carrying Task 3.1 into a later chapter needs no chapter 02 code here."""
+    ch3 = "03_multihead_attention"
+    released_carry_cell = cell(release_notebook(ch3), "carry_2_5")["source"]  # calls carry_over("2.5")
+    write_notebook(filled_notebook(CH2), tmp_path / "course" / f"{CH2}.ipynb")
+    write_notebook(with_cells(filled_notebook(ch3), carry_2_5=released_carry_cell), tmp_path / "course" / f"{ch3}.ipynb")
+    monkeypatch.chdir(tmp_path)  # not where the notebooks are
+
+    found = carry_over("3.1", folder=tmp_path / "course")
+
+    assert capsys.readouterr().out == ("Brought MultiHeadAttentionWrapper from 03_multihead_attention.ipynb; "
+                                       "its self-check passed.\n")
+    wrapper = found["MultiHeadAttentionWrapper"](d_in=3, d_out=2, context_length=4, dropout=0.0, num_heads=2)
+    assert wrapper(torch.rand(1, 4, 3)).shape == (1, 4, 4)

@@ -1,0 +1,102 @@
+"""Colab: one source for the repository address, a badge per notebook, a helpful failed install."""
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+from unittest import mock
+
+import pytest
+
+from factory import REPO, grade_id
+from gptcourse import links
+from gptcourse.tasks import CHAPTERS
+
+NOTEBOOKS = [REPO / folder / f"{chapter}.ipynb" for folder in ("solutions", "course") for chapter in CHAPTERS]
+
+
+def cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_colab_cell_and_badge_agree_with_the_one_source(path):
+    nb = cells(path)
+    chapter = path.stem
+    colab = [c for c in nb if grade_id(c) == "colab"]
+    assert len(colab) == 1 and colab[0] is next(c for c in nb if c["cell_type"] == "code")
+    assert source(colab[0]) == links.colab_cell_source()
+    title = next(c for c in nb if c["cell_type"] == "markdown")
+    assert links.colab_badge(chapter) in source(title)
+    assert links.colab_url(chapter).endswith(f"/{links.PACKAGE_FOLDER}/{chapter}.ipynb")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_address_appears_nowhere_else_in_a_notebook(path):
+    host = links.REPOSITORY.removeprefix("https://")
+    title = next(c for c in cells(path) if c["cell_type"] == "markdown")
+    for cell in cells(path):
+        if cell is title or grade_id(cell) == "colab":
+            continue
+        assert host not in source(cell), source(cell)[:200]
+
+
+def test_the_package_names_the_address_only_in_links():
+    host = links.REPOSITORY.removeprefix("https://")
+    holders = [p.name for p in (REPO / "course" / "gptcourse").rglob("*.py") if host in p.read_text()]
+    assert holders == ["links.py"]
+
+
+def test_update_notebook_leaves_an_up_to_date_master_unchanged(tmp_path):
+    copy = shutil.copy(REPO / "solutions" / f"{CHAPTERS[0]}.ipynb", tmp_path)
+    assert links.update_notebook(copy) is False
+
+
+def test_update_notebook_follows_a_new_address(tmp_path, monkeypatch):
+    copy = shutil.copy(REPO / "solutions" / f"{CHAPTERS[0]}.ipynb", tmp_path)
+    monkeypatch.setattr(links, "REPOSITORY", "https://github.com/someone-else/llm-course")
+
+    assert links.update_notebook(copy) is True
+
+    text = source(cells(tmp_path / f"{CHAPTERS[0]}.ipynb")[0])
+    assert text.count("colab-badge.svg") == 1 and "someone-else/llm-course/blob/main/course/" in text
+    colab = next(c for c in cells(tmp_path / f"{CHAPTERS[0]}.ipynb") if grade_id(c) == "colab")
+    assert "git+https://github.com/someone-else/llm-course.git@main#subdirectory=course" in source(colab)
+    assert links.update_notebook(copy) is False  # a second run changes nothing
+
+
+def run_colab_cell(found, pip_returncode=0):
+    """Run the Colab cell with the package present or not, and pip stubbed out."""
+    real_find_spec = importlib.util.find_spec
+    spec = object() if found else None
+    pip = subprocess.CompletedProcess(args=[], returncode=pip_returncode)
+    with mock.patch("importlib.util.find_spec",
+                    side_effect=lambda name, *a: spec if name == "gptcourse" else real_find_spec(name, *a)), \
+            mock.patch("subprocess.run", return_value=pip) as run:
+        exec(links.colab_cell_source(), {})
+    return run
+
+
+def test_colab_cell_does_nothing_when_the_package_is_there(capsys):
+    assert not run_colab_cell(found=True).called
+    assert capsys.readouterr().out == "gptcourse is already installed: nothing to do.\n"
+
+
+def test_colab_cell_installs_from_the_one_address(capsys):
+    run = run_colab_cell(found=False)
+    assert run.call_args.args[0][-1] == links.pip_requirement()
+    assert capsys.readouterr().out.endswith("gptcourse installed.\n")
+
+
+def test_a_failed_install_says_what_to_do(capsys):
+    with pytest.raises(RuntimeError, match="follow the steps printed above"):
+        run_colab_cell(found=False, pip_returncode=1)
+    advice = capsys.readouterr().out
+    assert "internet connection" in advice and "Runtime" in advice
+    assert f'!pip install "{links.pip_requirement()}"' in advice  # the exact command to run by hand
+    assert links.issues_url() in advice  # where to report
+    assert re.search(r"failed", advice)

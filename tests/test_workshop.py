@@ -1,0 +1,76 @@
+"""The workshop edition: a collapsed answer after every task; it runs top to bottom as it is."""
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from factory import REPO, grade_id, manifest
+from gptcourse.tasks import CHAPTERS, tasks_of
+from grader import workshop
+
+
+def released_files():
+    return {chapter: (REPO / "course" / f"{chapter}.ipynb").read_bytes() for chapter in CHAPTERS}
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("workshop")
+    before = released_files()
+    result = subprocess.run([sys.executable, "-m", "grader.workshop", "--out", str(out)],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert released_files() == before  # the graded release is unchanged
+    return out
+
+
+def answers_after(nb, wanted):
+    """The cell right after the cell with grade_id `wanted`."""
+    index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == wanted)
+    return nb.cells[index + 1]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_task_cell_is_followed_by_its_collapsed_answer(edition, chapter):
+    nb = nbformat.read(edition / f"{chapter}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    solutions = manifest()[chapter]["tasks"]
+    for task in tasks_of(chapter):
+        answer = answers_after(nb, task.solution_cell_id)
+        assert answer.cell_type == "code" and answer.metadata["jupyter"]["source_hidden"] is True
+        first, _, code = answer.source.partition("\n")
+        assert first == f"# Answer to Task {task.id} — try it yourself first"
+        assert code.strip() == solutions[task.id]["source"].strip()
+        assert "### BEGIN SOLUTION" not in answer.source and "nbgrader" not in answer.metadata
+    released = nbformat.read(REPO / "course" / f"{chapter}.ipynb", as_version=4)
+    assert [c for c in nb.cells if "answer" not in c.metadata.get("tags", [])] == released.cells
+
+
+def test_the_carried_task_gets_its_answer_after_the_paste_cell(edition):
+    nb = nbformat.read(edition / "03_multihead_attention.ipynb", as_version=4)
+    index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == "carry_2_5")
+    assert "paste" in nb.cells[index + 1].metadata["tags"]
+    answer = nb.cells[index + 2]
+    assert answer.source.startswith("# Answer to Task 2.5 (chapter 02)")
+    assert "class CausalAttention(nn.Module):" in answer.source
+
+
+def test_writing_into_the_release_folder_is_refused():
+    with pytest.raises(ValueError, match="release or the masters"):
+        workshop.write_workshop(REPO / "course")
+
+
+@pytest.mark.slow
+def test_the_edition_runs_top_to_bottom(edition, mirror_dir, monkeypatch):
+    """With the answers run, nothing stalls: every check passes, in both chapters, in order."""
+    monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("PYTHONPATH", str(REPO / "course"))  # the student package only
+    for chapter in CHAPTERS:
+        nb = nbformat.read(edition / f"{chapter}.ipynb", as_version=4)
+        NotebookClient(nb, timeout=180, kernel_name="python3",
+                       resources={"metadata": {"path": str(edition)}}).execute()  # raises on any error
+        printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+        assert printed.count("self-check cases passed") == len(tasks_of(chapter)), printed[-2000:]
