@@ -7,8 +7,6 @@ import json
 import os
 import sys
 
-from grader.engine import Settings, grade
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m grader", description="Grade course submissions.")
@@ -28,10 +26,19 @@ def main(argv=None):
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
-    settings = Settings(out_dir=args.out, device=args.device, jobs=args.jobs, timeout=args.timeout,
-                        memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet,
-                        sandbox=args.sandbox)
-    records = grade(args.paths, settings)
+    # Start the worker hosts first: they import torch while this process does the same.
+    from grader import pool, sandbox
+
+    workers = pool.WorkerPool(sandbox.choose(args.sandbox), args.jobs)
+    try:
+        from grader.engine import Settings, grade
+
+        settings = Settings(out_dir=args.out, device=args.device, jobs=args.jobs, timeout=args.timeout,
+                            memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet,
+                            sandbox=args.sandbox)
+        records = grade(args.paths, settings, workers)
+    finally:
+        workers.close()
     submissions = {r["submission"] for r in records}
     total = sum(r["points"] for r in records)
     possible = sum(r["max_points"] for r in records)

@@ -126,11 +126,15 @@ def _job(task_id, source, manifest, cases, settings):
     }
 
 
-def grade(paths, settings):
-    """Grade every submission under `paths`; returns the list of task records."""
+def grade(paths, settings, workers=None):
+    """Grade every submission under `paths`; returns the list of task records.
+
+    workers: a WorkerPool started earlier (the command line starts it before importing torch
+    here, so that both imports overlap); by default one is started now.
+    """
     os.makedirs(settings.out_dir, exist_ok=True)
     manifest = load_manifest()
-    isolation, workers = start_workers(settings, manifest)
+    isolation, workers = start_workers(settings, manifest, workers)
     try:
         return _grade_all(paths, settings, manifest, isolation, workers)
     finally:
@@ -308,6 +312,9 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         else:
             jobs.append((key, base, job))
 
+    # The hosts are still importing torch: compute what the verdicts will need meanwhile.
+    for task_id in dict.fromkeys(base["task"] for _, base, _ in jobs):
+        expectations.expected(task_id)
     progress = _progress_bar(len(pending), settings.progress)
     progress.update(len(pending) - len(jobs))
     for (key, base, _), outcome in run_jobs(jobs, settings, workers):
@@ -376,18 +383,20 @@ def safe_verdict(task_id, cases, expected, outcome, settings):
 # Worker pool
 # ------------------------------------------------------------------------------------------
 
-def start_workers(settings, manifest):
-    """Start the worker hosts now: they import torch while this process prepares the cases.
+def start_workers(settings, manifest, workers=None):
+    """The worker pool (started now unless given), with this run's feedback cleaning.
 
-    Everything this process needs is imported before the first host starts, so nothing a
-    worker writes can change the code that grades it.
+    Everything this process needs is imported before the first job is sent, so nothing a
+    submission's code writes can change the code that grades it. (Hosts may start earlier:
+    until they get a job they only import torch.)
     """
     from grader import pool, scrub
 
     _import_grading_code()
-    isolation = sandbox.choose(settings.sandbox)
-    scrubber = scrub.Scrubber.for_manifest(manifest)
-    return isolation, pool.WorkerPool(isolation, settings.jobs, scrub=scrubber.message)
+    if workers is None:
+        workers = pool.WorkerPool(sandbox.choose(settings.sandbox), settings.jobs)
+    workers.scrub = scrub.Scrubber.for_manifest(manifest).message
+    return workers.isolation, workers
 
 
 def _import_grading_code():

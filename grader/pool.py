@@ -289,6 +289,7 @@ class WorkerPool:
         return sandbox.end_stray_processes(keep=[h.process.pid for h in self.hosts if h.process.poll() is None])
 
     def close(self):
+        """Stop every host and end whatever is left; safe to call more than once."""
         for host in self.hosts:
             host.stop()
         self.end_strays()

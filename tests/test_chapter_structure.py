@@ -95,6 +95,19 @@ def test_module_cases_get_a_device_pass_in_the_grader():
                 assert cases[index + 1].device == META and cases[index + 1].label == case.label
 
 
+def test_the_reference_passes_every_device_pass_and_records_nothing():
+    """The grader expects {} of a meta case without running the reference there: check that
+    this is what the reference gives, on every hidden case of every task."""
+    from grader.engine import Expectations
+    from grader.hidden.expectations import _seeded_probe
+    from grader.reference import reference_objects
+
+    for task in TASKS:
+        for case in Expectations(5, ["cpu"]).cases(task.id):
+            if case.device == META:
+                assert _seeded_probe(reference_objects(task.id), case) == {}, (task.id, case.label)
+
+
 def test_build_and_nbgrader_course_import_without_a_cycle():
     code = ("import sys, grader.nbgrader_course; "
             "assert 'grader.build' not in sys.modules, 'nbgrader_course imports build'; "

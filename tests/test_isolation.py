@@ -16,6 +16,7 @@ when bubblewrap is missing or cannot create a sandbox.
 """
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -238,7 +239,8 @@ def test_no_process_outlives_the_batch(hostile_batch):
     assert sleepers["points"] > 0  # sleeping children are no mistake, but they are ended at once:
     assert any("ended 50 process" in note for note in sleepers["notes"]), sleepers["notes"]
     forger = hostile_batch["records"]["forger_detached"]["2.1"]
-    assert any("ended 1 process" in note for note in forger["notes"]), forger["notes"]
+    # The double fork's survivor (and, racing with it, its short-lived parent) were ended.
+    assert any(re.search(r"ended [12] process", note) for note in forger["notes"]), forger["notes"]
 
 
 def test_a_worker_that_kills_its_host_costs_only_its_own_task(hostile_batch):

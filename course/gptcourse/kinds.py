@@ -134,6 +134,13 @@ class ModuleForward(Kind):
         p.step = "running forward in eval mode"
         out = module(x)
         p.record("out", out, "the output of forward")
+        if p.meta:
+            # The device pass needs each code path once, not the numbers: eval, then train mode.
+            p.step = "running forward in train mode"
+            module.train()
+            with torch.no_grad():
+                module(p.tensor("x"))
+            return
         p.record_inputs_after()
         p.step = "running forward in eval mode a second time"
         with torch.no_grad():
@@ -150,7 +157,7 @@ class ModuleForward(Kind):
                 out_future = module(p.tensor("x_future"))
             p.record("out_future_prefix", out_future[:, : t + 1], "the output of forward")
 
-        if self.same_in_train_mode(p.case.args) or p.meta:
+        if self.same_in_train_mode(p.case.args):
             p.step = "running forward in train mode"
             module.train()
             with torch.no_grad():

@@ -34,8 +34,10 @@ Any other error on meta (`.item()`, data-dependent code) says nothing about devi
 ignored: the CPU run judges that code.
 
 Several meta kernels are written in Python (torch._refs) and import torch._dynamo on first
-use, about 1.2 s. It is imported here, with this module, so that a grading worker host pays
-it once and the processes it forks for each task start with it.
+use, about 1.2 s. `load_meta_kernels()` imports it before the first meta run (never inside
+the guard); a grading worker host calls it once before it forks, so the processes it forks
+for each task start with it, and processes that never run on meta (the grader's own) never
+pay for it.
 """
 import os
 import shutil
@@ -45,10 +47,8 @@ import zlib
 
 import numpy as np
 import torch
-import torch._dynamo  # noqa: F401 - see below
 import torch.nn as nn
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 from .records import Case
 from .tasks import chapter_module, get_task
@@ -359,12 +359,22 @@ class _DeviceMixGuard(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func.overloadpacket not in _CROSS_DEVICE_OK:
-            tensors = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+            tensors = list(_tensors_in(args)) + list(_tensors_in(tuple(kwargs.values())))
             if any(t.device.type == META for t in tensors):
                 stray = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
                 if stray:
                     raise DeviceMixError(_device_mix_message(func, stray[0]))
         return func(*args, **kwargs)
+
+
+def _tensors_in(values):
+    """The tensors among an operation's arguments (ATen arguments nest only in lists and tuples;
+    a plain loop, since pytree's general walk costs more than the check itself)."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from _tensors_in(value)
 
 
 def _device_mix_message(func, stray):
@@ -377,6 +387,11 @@ def _device_mix_message(func, stray):
         f"stays on the CPU. Create it with device=x.device, or make it once in __init__ with "
         f"self.register_buffer so that .to(device) moves it with the module"
     )
+
+
+def load_meta_kernels():
+    """Import what PyTorch's Python meta kernels import on first use (see the module docstring)."""
+    import torch._dynamo  # noqa: F401
 
 
 def device_pass_supported(case):
@@ -413,6 +428,7 @@ def run_probe(obj_or_names, case: Case, ctx=None):
     try:
         if probe.meta:
             if getattr(kind, "device_pass", False):
+                load_meta_kernels()
                 with _DeviceMixGuard():
                     kind.probe(probe)
         else:

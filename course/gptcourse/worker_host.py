@@ -150,7 +150,7 @@ def end_descendants(root=None, keep=(), rounds=200):
     processes were ended. Stopping first (SIGSTOP) keeps a fork loop from outrunning us.
     """
     root = os.getpid() if root is None else root
-    ended = 0
+    ended = set()
     for _ in range(rounds):
         table = _process_table()
         spared = set(keep)
@@ -165,11 +165,11 @@ def end_descendants(root=None, keep=(), rounds=200):
                     os.kill(pid, sig)
                 except (ProcessLookupError, PermissionError):
                     pass
-        ended += len(victims)
+        ended.update(victims)
         collect_zombies()
         time.sleep(0.005)
     collect_zombies()
-    return ended
+    return len(ended)
 
 
 def rss_mb(pid):
@@ -238,6 +238,9 @@ def main():
 
     from gptcourse import probes, records  # noqa: F401
 
+    probes.load_meta_kernels()  # once here rather than in every forked child
+    _warm_up()
+
     hide_packages(os.environ.get("GPTCOURSE_HIDDEN_PACKAGES", "grader").split(","))
     scratch_root = os.environ.get("GPTCOURSE_SCRATCH") or tempfile.gettempdir()
     write_frame(channel_out, json.dumps({"ready": True, "reaper": reaper}).encode())
@@ -248,6 +251,22 @@ def main():
             return 0
         reply = run_request(request, scratch_root, (channel_in, channel_out))
         write_frame(channel_out, json.dumps(reply).encode())
+
+
+def _warm_up():
+    """Run a little attention-like work on the CPU and on meta once, so that PyTorch's lazy
+    first-use set-up happens here and every forked child starts with it done."""
+    import torch
+
+    for device in ("cpu", "meta"):
+        layer = torch.nn.Linear(4, 4).to(device)
+        x = torch.ones(2, 3, 4, device=device, requires_grad=device == "cpu")
+        scores = layer(x) @ x.transpose(-2, -1)
+        future = torch.triu(torch.ones(3, 3, dtype=torch.bool, device=device), diagonal=1)
+        weights = torch.dropout(torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1), 0.1, True)
+        out = torch.cat([weights @ x, x], dim=-1).view(2, 3, 2, 4).transpose(1, 2).reshape(2, 3, 8)
+        if device == "cpu":
+            out.sum().backward()
 
 
 def run_request(request, scratch_root, private_fds):
@@ -267,54 +286,62 @@ def run_request(request, scratch_root, private_fds):
 
 
 def _watch(pid, reader, request, started):
-    """Read the child's message while enforcing its limits; return the outcome."""
+    """Read the child's message while enforcing its limits; return the outcome.
+
+    The task ends when the child exits, not when its pipe closes: a process the child left
+    behind may hold the pipe open, and must not keep its task (and its forgeries) alive.
+    """
     limit_bytes = int(request.get("max_message_bytes", 32 << 20))
     timeout = float(request["timeout"])
     memory_mb = float(request["memory_mb"])
-    received, size, overflow = [], 0, False
-    outcome = None
-    while True:
+    os.set_blocking(reader, False)
+    received, size, status, outcome = [], 0, None, None
+    while outcome is None:
         remaining = timeout - (time.monotonic() - started)
         if remaining <= 0:
             outcome = {"killed": "timeout", "limit": timeout}
-            break
-        if rss_mb(pid) > memory_mb + 1024:
+        elif rss_mb(pid) > memory_mb + 1024:
             outcome = {"killed": "memory", "limit": memory_mb}
-            break
-        ready, _, _ = select.select([reader], [], [], min(0.05, remaining))
-        if not ready:
-            continue
-        chunk = os.read(reader, 1 << 20)
-        if not chunk:
-            break  # the child closed its end: done, or dead
-        size += len(chunk)
-        if size > limit_bytes:
-            overflow = True
-            break
-        received.append(chunk)
+        else:
+            select.select([reader], [], [], min(0.05, remaining))
+            size += _drain(reader, received, limit_bytes - size + 1)
+            if size > limit_bytes:
+                outcome = {"oversized": limit_bytes}
+            elif status is not None:
+                break  # exited, and everything it wrote has been read
+            else:
+                status = _exited(pid)
     os.close(reader)
     if outcome is None:
-        status = _wait_briefly(pid)
-        if overflow:
-            outcome = {"oversized": limit_bytes}
-        elif size == 0 or status is None or not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        if size == 0 or not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
             outcome = {"died": _exit_description(status)}
         else:
             outcome = {"message": b"".join(received).decode("utf-8", "replace")}
     return outcome
 
 
-def _wait_briefly(pid, seconds=5.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+def _drain(reader, received, room):
+    """Read what the pipe holds now (at most `room` bytes more); return how many bytes."""
+    got = 0
+    while got < room:
         try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return None
-        if done:
-            return status
-        time.sleep(0.01)
-    return None
+            chunk = os.read(reader, min(1 << 20, room - got))
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        received.append(chunk)
+        got += len(chunk)
+    return got
+
+
+def _exited(pid):
+    """The child's wait status once it has exited, else None."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return 0
+    return status if done else None
 
 
 def _exit_description(status):
