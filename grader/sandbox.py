@@ -84,15 +84,22 @@ def host_command(isolation):
 
 
 def bwrap_arguments(read_only_paths):
+    """bwrap's arguments. read_only_paths: (source, destination) pairs, or paths bound as they are.
+
+    Mounts are made in order, so the fresh /proc, /dev, /tmp and scratch come first: a
+    checkout, virtual environment or data mirror under /tmp must be bound over the new /tmp,
+    not hidden by it.
+    """
     arguments = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     for path in SYSTEM_PATHS:
         arguments += ["--ro-bind-try", path, path]
-    for path in read_only_paths:
-        arguments += ["--ro-bind", path, path]
-    arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+    arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", SCRATCH]
     for device in GPU_DEVICES + tuple(_numbered_gpus()):
         arguments += ["--dev-bind-try", device, device]
-    return arguments
+    for entry in read_only_paths:
+        source, destination = entry if isinstance(entry, tuple) else (entry, entry)
+        arguments += ["--ro-bind", source, destination]
+    return arguments + ["--chdir", SCRATCH]
 
 
 def _numbered_gpus():
@@ -103,9 +110,11 @@ def _numbered_gpus():
 
 
 def _python_paths():
-    """Folders the host's Python needs, read-only: the interpreter, its libraries and the
-    installed packages, and the course package itself (an editable install points into the
-    checkout). Folders that hold the grader's package are left out: nothing of it must be there."""
+    """(source, destination) folders the host's Python needs, read-only: the interpreter, its
+    libraries and the installed packages, the course package itself (an editable install points
+    into the checkout) and the data folders. Each is bound where this process sees it and, when
+    that is a link, where the link leads too. Folders that hold the grader's package are left
+    out: nothing of it must be there."""
     import gptcourse
 
     grader_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -114,18 +123,19 @@ def _python_paths():
     for variable in ("GPTCOURSE_DATA_MIRROR", "GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR"):
         if os.path.isdir(os.environ.get(variable, "")):
             wanted.add(os.environ[variable])
-    paths = []
-    for path in sorted(os.path.realpath(p) for p in wanted):
-        if os.path.isdir(os.path.join(path, "grader")) or _inside(path, os.path.join(grader_root, "grader")):
+    pairs = {}
+    for path in wanted:
+        real = os.path.realpath(path)
+        if os.path.isdir(os.path.join(real, "grader")) or _inside(real, os.path.join(grader_root, "grader")):
             continue  # the checkout root (or the grader itself): never inside the sandbox
-        if any(path.startswith(system + os.sep) or path == system for system in SYSTEM_PATHS):
-            continue  # already there
-        paths.append(path)
-    return _outermost(paths)
+        for destination in {os.path.abspath(path), real}:
+            if not any(_inside(destination, system) for system in SYSTEM_PATHS):
+                pairs[destination] = real
+    return [(pairs[d], d) for d in _outermost(pairs)]
 
 
 def _inside(path, folder):
-    return path == folder or path.startswith(folder + os.sep)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _outermost(paths):

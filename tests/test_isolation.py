@@ -315,3 +315,19 @@ def test_scrubber_withholds_reference_lines_but_not_the_students_own():
     assert kept["warnings"] == message["warnings"]
     assert scrubber.message(message, {"student_source": "def f(x): pass"})["warnings"] == [WITHHELD]
     assert scrubber.clean("def f(x):") == "def f(x):"  # public lines are no secret
+
+
+def test_sandbox_binds_come_after_the_fresh_tmp_and_follow_links(tmp_path, monkeypatch):
+    """A checkout, venv or data mirror under /tmp (CI clones there) must stay visible in the
+    sandbox: bound after the sandbox's own /tmp, at the path the grader uses, links followed."""
+    data = tmp_path / "real-data"
+    data.mkdir()
+    (tmp_path / "linked-data").symlink_to(data)
+    monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(tmp_path / "linked-data"))
+    pairs = sandbox._python_paths()
+    assert (str(data), str(tmp_path / "linked-data")) in pairs
+    arguments = sandbox.bwrap_arguments(pairs)
+    fresh_tmp = arguments.index("/tmp", arguments.index("--tmpfs"))
+    binds = [i for i, a in enumerate(arguments) if a == "--ro-bind"]
+    assert binds and min(binds) > fresh_tmp
+    assert not any(os.path.isdir(os.path.join(source, "grader", "reference")) for source, _ in pairs)
