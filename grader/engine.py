@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import torch
 
-from gptcourse import records
 from gptcourse.tasks import CHAPTERS, TASKS, TASKS_BY_ID, carried_tasks, chapters_for, get_task, tasks_of
 from grader import report, sandbox
 from grader.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, readable

@@ -18,6 +18,7 @@ import os
 import queue
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections import deque
@@ -164,7 +165,7 @@ class Host:
         command, env = sandbox.host_command(isolation)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, env=env, start_new_session=True,
-                                        cwd="/" if isolation.sandbox == "bwrap" else _scratch_parent())
+                                        cwd="/" if isolation.sandbox == "bwrap" else tempfile.gettempdir())
         self.ready = False
         self.item = self.job = None  # the job being run
         self.deadline = time.monotonic() + START_TIMEOUT
@@ -207,12 +208,6 @@ class Host:
                 stream.close()
             except OSError:
                 pass
-
-
-def _scratch_parent():
-    import tempfile
-
-    return tempfile.gettempdir()
 
 
 class WorkerPool:
