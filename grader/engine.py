@@ -133,11 +133,13 @@ def grade(paths, settings, workers=None):
     """
     os.makedirs(settings.out_dir, exist_ok=True)
     manifest = load_manifest()
+    owned = workers is None  # a pool given by the caller is the caller's to close
     isolation, workers = start_workers(settings, manifest, workers)
     try:
         return _grade_all(paths, settings, manifest, isolation, workers)
     finally:
-        workers.close()
+        if owned:
+            workers.close()
 
 
 def _grade_all(paths, settings, manifest, isolation, workers):
@@ -316,7 +318,10 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         expectations.expected(task_id)
     progress = _progress_bar(len(pending), settings.progress)
     progress.update(len(pending) - len(jobs))
-    for (key, base, _), outcome in run_jobs(jobs, settings, workers):
+    # Outcomes: {"result": <checked worker message>}, {"killed": ...}, {"died": ...} or
+    # {"malformed": why}, in the order the hosts finish (see grader/pool.py).
+    outcomes = workers.run([(item, item[2]) for item in jobs], settings.timeout, settings.memory_mb)
+    for (key, base, _), outcome in outcomes:
         progress.update(1)
         cases, expected = expectations.for_task(base["task"])
         status, message, warnings = safe_verdict(base["task"], cases, expected, outcome, settings)
@@ -409,13 +414,3 @@ def _import_grading_code():
     for chapter in CHAPTERS:
         grader.chapters.chapter_module(chapter)
         grader.reference.chapter_module(chapter)
-
-
-def run_jobs(jobs, settings, workers):
-    """Run (item, job) pairs on the worker hosts; yield (item, outcome) as they finish.
-
-    outcome: {"result": <checked worker message>}, {"killed": "timeout" | "memory", ...},
-    {"died": ...} or {"malformed": why} (see grader/pool.py).
-    """
-    items = [(item, item[2]) for item in jobs]
-    yield from workers.run(items, settings.timeout, settings.memory_mb)

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from factory import CORPUS, filled_notebook, grade_id, records_by_submission, release_notebook, run_grader
+from factory import CAUSAL_ATTENTION_REUSING_2_4, CORPUS, filled_notebook, grade_id, records_by_submission, release_notebook, run_grader
 from gptcourse.tasks import CHAPTERS, get_task, tasks_of
 from grader import nbgrader_course
 
@@ -34,24 +34,6 @@ CORPUS_STUDENTS = [
     "2.5/correct_sdpa",
     "3.2/correct_einsum",
 ]
-
-# Task 2.5 written with the student's own causal_attention_weights (Task 2.4): sensible reuse.
-CAUSAL_ATTENTION_REUSING_2_4 = '''\
-class CausalAttention(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__()
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
-
-    def forward(self, x):
-        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
-        attn_weights = causal_attention_weights(queries @ keys.transpose(1, 2), keys.shape[-1])
-        return self.dropout(attn_weights) @ values
-'''
-
 
 def corpus(item):
     return (CORPUS / f"{item}.py").read_text()

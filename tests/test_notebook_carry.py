@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from factory import REPO, filled_notebook, grade_id, release_notebook, write_notebook
+from factory import CAUSAL_ATTENTION_REUSING_2_4, REPO, filled_notebook, grade_id, release_notebook, write_notebook
 from gptcourse.carry import carry_over, check_pasted
 
 CH2 = "02_attention"
@@ -78,20 +78,7 @@ def test_runs_only_setup_and_task_cells_and_keeps_their_output_quiet(tmp_path, c
 
 
 def test_earlier_task_cells_run_too_so_a_class_may_use_them(tmp_path, capsys):
-    reuse = '''class CausalAttention(nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__()
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
-
-    def forward(self, x):
-        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
-        weights = causal_attention_weights(queries @ keys.transpose(1, 2), keys.shape[-1])
-        return self.dropout(weights) @ values
-'''
+    reuse = CAUSAL_ATTENTION_REUSING_2_4
     write_notebook(with_cells(filled_notebook(CH2), task_2_5=reuse), tmp_path / f"{CH2}.ipynb")
     carry_over("2.5", folder=tmp_path)
     assert "its self-check passed" in capsys.readouterr().out
