@@ -109,6 +109,16 @@ def toy_loader(ids, batch_size, size=3):
                                        drop_last=True)
 
 
+def toy_shuffled_loader(ids, batch_size, shuffle):
+    """99.12: windows of three ids, shuffled or not, the last partial batch kept."""
+    return torch.utils.data.DataLoader(ToyWindows(ids, 3, 2), batch_size=batch_size, shuffle=shuffle)
+
+
+def toy_lookup(ids, table):
+    """99.13: an embedding table handed in as an argument, looked up twice."""
+    return 2 * table(ids)
+
+
 def save_toy(tensors, path):
     """99.9 (two graded names): a dict of tensors to a file and back."""
     torch.save(tensors, path)
@@ -173,6 +183,8 @@ TOY_TASKS = (
     Task("99.9", TOY, ("save_toy", "load_toy"), "B", "file round trip"),
     Task("99.10", TOY, ("train_toy",), "B", "training loop"),
     Task("99.11", TOY, ("sample_toy",), "B", "sampler"),
+    Task("99.12", TOY, ("toy_shuffled_loader",), "B", "shuffled loader"),
+    Task("99.13", TOY, ("toy_lookup",), "B", "function of a module argument"),
 )
 
 TOY_PROBES = {
@@ -193,12 +205,17 @@ TOY_PROBES = {
     "99.10": {"train": kinds.TrainingLoop(_toy_train_build,
                                           lambda p, fn, o: fn(o["model"], o["batches"], o["optimizer"]))},
     "99.11": {"sample": kinds.Sampler(lambda p, fn: fn(p.tensor("probs"), p.case.args["draws"]))},
+    "99.12": {"batches": kinds.Loader(lambda p: ([p.case.args["ids"], 2, p.case.args["shuffle"]], {}))},
+    "99.13": {"call": kinds.Function(
+        lambda p: ([p.input("ids"), p.module_input("table", nn.Embedding(*p.case.arrays["state/table.weight"].shape))], {}),
+        outputs=(("looked_up", "the returned embeddings"),), tensors=True, grad_of="looked_up")},
 }
 
 REFERENCE = {
     "99.1": ToyLinear, "99.2": ToyDropout, "99.3": ToyEven, "99.4": toy_stats, "99.5": toy_future_fill,
     "99.6": ToyTokenizer, "99.7": ToyWindows, "99.8": toy_loader,
     "99.9": {"save_toy": save_toy, "load_toy": load_toy}, "99.10": train_toy, "99.11": sample_toy,
+    "99.12": toy_shuffled_loader, "99.13": toy_lookup,
 }
 
 
@@ -404,7 +421,7 @@ def test_function_records_plain_outputs_including_nan_strings_and_dicts():
         return {**result, "mean": 0.0}
 
     message = verdict_of("99.4", "call", words_as_tuple, args)
-    assert "expected" in message and "'mean': nan" in message
+    assert message == "result: ['mean'] is 0.0, expected nan (1 of 4 entries differ)"
 
 
 def test_function_refuses_objects_that_claim_to_equal_everything():
@@ -493,6 +510,103 @@ def test_loader_batches_in_order():
 
     assert verdict_of("99.8", "batches", toy_loader, args) is None
     assert "Number of batches, len(loader): expected 2, got 3" in verdict_of("99.8", "batches", keeps_last, args)
+
+
+def test_dataset_item_types_name_lists_and_float_tensors():
+    probes = dict(TOY_PROBES["99.7"], typed=kinds.Dataset(TOY_PROBES["99.7"]["items"].construct, item_types=True,
+                                                           types_message="items should be int64 tensors"))
+    args = {"ids": list(range(10, 22)), "size": 4, "stride": 2, "items": [1, 2]}
+
+    class Lists(ToyWindows):
+        def __getitem__(self, i):
+            return self.inputs[i].tolist(), self.targets[i].tolist()
+
+    class Floats(ToyWindows):
+        def __getitem__(self, i):
+            return self.inputs[i].float(), self.targets[i].float()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(TOY_PROBES, "99.7", probes)
+        assert probe(ToyWindows, Case("99.7", "typed", "c", args))["item_types"] == ["tensor int64", "tensor int64"]
+        assert verdict_of("99.7", "typed", ToyWindows, args) is None
+        assert verdict_of("99.7", "typed", Lists, args) == "items should be int64 tensors"
+        assert verdict_of("99.7", "typed", Floats, args) == "items should be int64 tensors"
+        # Without item_types, values are compared as numbers: the float items pass.
+        assert verdict_of("99.7", "items", Floats, args) is None
+
+
+def test_loader_of_a_shuffled_loader_is_judged_by_its_sampler_shapes_and_windows():
+    args = {"ids": list(range(20)), "shuffle": True, "batches": 0, "sampler": True, "windows": True,
+            "batch_shapes": True}
+    observed = probe(toy_shuffled_loader, Case("99.12", "batches", "c", args))
+    assert observed["sampler"] == "RandomSampler"
+    assert observed["batch_shapes"] == [[[1, 3], [1, 3]]] + [[[2, 3], [2, 3]]] * 4
+    assert observed["windows"][0] == [[0, 1, 2], [1, 2, 3]] and len(observed["windows"]) == 9
+    assert not any(key.startswith("batch/") for key in observed)
+
+    def never_shuffles(ids, batch_size, shuffle):
+        return toy_shuffled_loader(ids, batch_size, False)
+
+    def loses_a_window(ids, batch_size, shuffle):
+        return toy_shuffled_loader(ids[:-1], batch_size, shuffle)
+
+    def returns_the_dataset(ids, batch_size, shuffle):
+        return ToyWindows(ids, 3, 2)
+
+    for _ in range(3):  # any order the shuffle draws passes
+        assert verdict_of("99.12", "batches", toy_shuffled_loader, args) is None
+    assert "the loader's sampler is a SequentialSampler, expected a RandomSampler" in verdict_of(
+        "99.12", "batches", never_shuffles, args)
+    assert "Number of batches" in verdict_of("99.12", "batches", loses_a_window, args)
+    assert "should return a torch.utils.data.DataLoader, got ToyWindows" in verdict_of(
+        "99.12", "batches", returns_the_dataset, args)
+
+
+def test_function_with_a_module_argument_records_its_gradients_and_runs_on_meta():
+    rng = np.random.default_rng(5)
+    arrays = {"ids": rng.integers(0, 5, size=(2, 3)), "state/table.weight": rng.normal(size=(5, 4)),
+              "grad_seed": rng.normal(size=(2, 3, 4))}
+    observed = probe(toy_lookup, Case("99.13", "call", "c", {}, arrays))
+    assert set(observed) == {"looked_up", "grad/table.weight"}
+    weight = torch.tensor(arrays["state/table.weight"], requires_grad=True)
+    (2 * weight[torch.tensor(arrays["ids"])] * torch.tensor(arrays["grad_seed"])).sum().backward()
+    assert np.allclose(observed["grad/table.weight"], weight.grad.numpy(), atol=1e-5)
+
+    def detached(ids, table):
+        return 2 * table(ids).detach()
+
+    def rows_on_cpu(ids, table):
+        rows = torch.arange(ids.shape[-1])  # no device=: breaks on a GPU
+        return 2 * table(ids) + 0 * table(rows)
+
+    assert verdict_of("99.13", "call", toy_lookup, arrays=arrays) is None
+    assert "not connected to the autograd graph" in verdict_of("99.13", "call", detached, arrays=arrays)
+    # A missing gradient is named as such even when a known mistake also has none.
+    case = Case("99.13", "call", "c", {}, arrays)
+    cut_off = dict(observed, **{"grad/table.weight": None})
+    message = judge("99.13", case, cut_off, observed, [("the table is never used", cut_off)])
+    assert message.startswith("Gradient of table.weight: no gradient reached it"), message
+    assert verdict_of("99.13", "call", rows_on_cpu, arrays=arrays) is None
+    assert "created on the CPU" in verdict_of("99.13", "call", rows_on_cpu, arrays=arrays, device=META)
+
+
+def test_dict_and_list_differences_name_the_first_differing_entry():
+    from gptcourse.judge import _value_difference
+
+    want = {f"w{i}": i for i in range(500)}
+    missing = dict(want)
+    del missing["w7"]
+    message = _value_difference("Vocabulary", missing, want)
+    assert message.startswith("Vocabulary: the key 'w7' is missing (expected 7)") and "499 entries, expected 500" in message
+    assert len(message) < 200
+    extra = dict(want, **{" ": 500})
+    assert "the key ' ' should not be there (yours maps it to 500)" in _value_difference("V", extra, want)
+    shifted = {k: v + 1 for k, v in want.items()}
+    assert "['w0'] is 1, expected 0" in _value_difference("V", shifted, want)
+    assert "(500 of 500 entries differ)" in _value_difference("V", shifted, want)
+    assert _value_difference("Ids", [1, 2, 3, 9], [1, 2, 4]) == (
+        "Ids: length 4, expected 3; first difference at index 2: yours 3, expected 4")
+    assert _value_difference("Ids", [1, 2], [1, 2, 4]) == "Ids: length 2, expected 3; the missing items start with 4"
 
 
 def test_file_round_trip_with_two_graded_names():

@@ -15,8 +15,9 @@ output. A kind knows nothing about any particular task.
 | Function        | a pure function on values built from a case | the returned values, after/<input>,  |
 |                 | (tensors, token ids, text, lists, dicts)   | grad/<input>                          |
 | Methods         | a class: construct, then a list of calls    | call_<i>/<method>                    |
-| Dataset         | a Dataset: len and selected items           | len, item/<i>                        |
-| Loader          | a function that returns a DataLoader        | num_batches, batch/<i>               |
+| Dataset         | a Dataset: len and selected items           | len, item_types, item/<i>            |
+| Loader          | a function that returns a DataLoader        | num_batches, sampler, batch/<i>,     |
+|                 |                                             | batch_shapes, windows (sorted)       |
 | FileRoundTrip   | a writer and a reader, through a file       | file_written, read_back              |
 | TrainingLoop    | a training function on a small model        | returned, optimizer_calls,           |
 |                 |                                             | training_mode_after, param/<name>    |
@@ -318,11 +319,17 @@ class Dataset(Kind):
     """A torch Dataset: its length and the items the case's args["items"] lists.
 
     construct(p) -> (positional, keywords), e.g. a text, p.ctx.tokenizer and sizes.
+    item_types: also record what the first listed item is made of (`item_types`: "tensor
+    int64" per element), so that a list of ints or a float tensor is named as such before
+    its values are compared (values are compared as numbers, whatever their dtype).
     """
 
-    def __init__(self, construct, items_arg="items"):
+    def __init__(self, construct, items_arg="items", item_types=False, types_message=None):
         self.construct = construct
         self.items_arg = items_arg
+        self.item_types = item_types
+        if types_message:
+            self.messages = {"item_types": types_message}
 
     def probe(self, p):
         positional, keywords = self.construct(p)
@@ -331,34 +338,100 @@ class Dataset(Kind):
             raise ProbeFailure(f"{type(dataset).__name__} should be a subclass of torch.utils.data.Dataset")
         p.step = "calling len() of your dataset"
         p.record_value("len", len(dataset), "len(dataset)")
-        for i in p.case.args.get(self.items_arg, [0]):
+        items = p.case.args.get(self.items_arg, [0])
+        for position, i in enumerate(items):
             p.step = f"reading item {i} of your dataset"
-            p.record_value(f"item/{i}", dataset[i], f"dataset[{i}]")
+            item = dataset[i]
+            if self.item_types and position == 0:
+                p.record_value("item_types", describe_types(item), f"the types in dataset[{i}]")
+            p.record_value(f"item/{i}", item, f"dataset[{i}]")
+
+
+def describe_types(value):
+    """'tensor int64' for a tensor, the type's name otherwise; a list for a tuple or list."""
+    if isinstance(value, (tuple, list)):
+        return [describe_types(v) for v in value]
+    if isinstance(value, torch.Tensor):
+        return f"tensor {str(value.dtype).replace('torch.', '')}"
+    return type(value).__name__
 
 
 class Loader(Kind):
-    """A function that returns a DataLoader: how many batches, and the first few of them.
+    """A function that returns a DataLoader: how many batches, and what they hold.
 
-    call(p) -> (positional, keywords); args["batches"] (default 2) batches are recorded, so
-    only loaders that do not shuffle are compared this way.
+    call(p) -> (positional, keywords). What is recorded besides `num_batches` follows the
+    case's args:
+    - "batches" (default 2): the first batches, compared as they are (a loader that does
+      not shuffle);
+    - "sampler": the name of the loader's sampler class (RandomSampler when it shuffles);
+    - "batch_shapes": the shape of every tensor of every batch (order-free, so fine for a
+      shuffled loader);
+    - "windows": every row of every batch, (input row, target row) pairs, sorted: the same
+      multiset whatever order a shuffled loader draws them in.
     """
 
     def __init__(self, call):
         self.call = call
+        self.hints = (sampler_hint,)
 
     def probe(self, p):
         positional, keywords = self.call(p)
         fn = p.obj
         p.step = f"calling {getattr(fn, '__name__', 'your function')}({_describe_call(p, positional, keywords)})"
         loader = fn(*positional, **keywords)
+        if not isinstance(loader, torch.utils.data.DataLoader):
+            raise ProbeFailure(f"{getattr(fn, '__name__', 'your function')} should return a "
+                               f"torch.utils.data.DataLoader, got {type(loader).__name__}")
         p.step = "calling len() of the returned loader"
         p.record_value("num_batches", len(loader), "len(loader)")
-        wanted = p.case.args.get("batches", 2)
+        args = p.case.args
+        if args.get("sampler"):
+            p.record_value("sampler", type(loader.sampler).__name__, "the loader's sampler")
+        wanted = args.get("batches", 2)
+        read_all = args.get("batch_shapes") or args.get("windows")
+        shapes, rows = [], []
         for i, batch in enumerate(loader):
-            if i >= wanted:
+            if i >= wanted and not read_all:
                 break
             p.step = f"reading batch {i} of the loader"
-            p.record_value(f"batch/{i}", batch, f"batch {i}")
+            if i < wanted:
+                p.record_value(f"batch/{i}", batch, f"batch {i}")
+            if args.get("batch_shapes"):
+                shapes.append(describe_shapes(batch))
+            if args.get("windows"):
+                rows.extend(_window_rows(batch))
+        if args.get("batch_shapes"):
+            p.record_value("batch_shapes", sorted(shapes), "the shapes of the batches")
+        if args.get("windows"):
+            p.record_value("windows", sorted(rows), "every (input, target) window of the loader, sorted")
+
+
+def sampler_hint(key, got, expected, case):
+    if key == "sampler" and isinstance(got.get(key), str) and isinstance(expected.get(key), str):
+        return (f"the loader's sampler is a {got[key]}, expected a {expected[key]}: DataLoader(..., shuffle=True) "
+                f"draws the windows with a RandomSampler, shuffle=False reads them in order with a "
+                f"SequentialSampler; pass the function's shuffle argument on to the DataLoader")
+    return ""
+
+
+def describe_shapes(batch):
+    """[[2, 4], [2, 4]] for a batch of two (2, 4) tensors; a type's name for anything else."""
+    parts = batch if isinstance(batch, (tuple, list)) else [batch]
+    return [list(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__ for t in parts]
+
+
+def _window_rows(batch):
+    """[(input ids, target ids)] of one (inputs, targets) batch, as lists of ints."""
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise ProbeFailure(f"a batch should be a pair (inputs, targets), got {type(batch).__name__}")
+    inputs, targets = (to_int_rows(t) for t in batch)
+    return [[x, y] for x, y in zip(inputs, targets)]
+
+
+def to_int_rows(value):
+    if isinstance(value, torch.Tensor):
+        return torch.Tensor.detach(value).cpu().to(torch.int64).tolist()
+    raise ProbeFailure(f"a batch should hold tensors, got {type(value).__name__}")
 
 
 class FileRoundTrip(Kind):

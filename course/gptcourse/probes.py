@@ -34,7 +34,7 @@ Any other error on meta (`.item()`, data-dependent code) says nothing about devi
 ignored: the CPU run judges that code.
 
 Several meta kernels are written in Python (torch._refs) and import torch._dynamo on first
-use, about 1.2 s. `load_meta_kernels()` imports it before the first meta run (never inside
+use, about a second. `load_meta_kernels()` imports it before the first meta run (never inside
 the guard); a grading worker host calls it once before it forks, so the processes it forks
 for each task start with it, and processes that never run on meta (the grader's own) never
 pay for it.
@@ -138,6 +138,7 @@ class _Probe:
         self.device = torch.device(case.device)
         self.meta = case.device == META  # the device pass: shapes only, nothing is recorded
         self.inputs = {}  # name -> (leaf tensor, the tensor handed to the code under test)
+        self.modules = {}  # name -> a module handed to the code under test (see module_input)
 
     # -- the objects under test -------------------------------------------------------------
     @property
@@ -177,6 +178,23 @@ class _Probe:
         self.inputs[name] = (leaf, given)
         return given
 
+    def module_input(self, name, module):
+        """A module the code under test receives as an argument (an nn.Embedding table).
+
+        Its weights come from the case's arrays state/<name>.<parameter>, it is moved to the
+        case's device and dtype in eval mode, and the gradients of its parameters are recorded
+        as grad/<name>.<parameter> with the inputs' (record_input_grads).
+        """
+        self.step = f"preparing the {name} the test passes in"
+        with torch.no_grad():
+            for param_name, param in module.named_parameters():
+                key = f"state/{name}.{param_name}"
+                if key in self.case.arrays:
+                    param.copy_(torch.tensor(self.case.arrays[key]))
+        module.to(device=self.device, dtype=self.dtype).eval()
+        self.modules[name] = module
+        return module
+
     # -- observations ---------------------------------------------------------------------
     def record(self, key, value, what):
         """Record a tensor output (refusing anything else)."""
@@ -203,6 +221,9 @@ class _Probe:
         for name, (leaf, _) in self.inputs.items():
             if leaf.requires_grad:
                 self.record_grad("grad/" + name, leaf)
+        for name, module in self.modules.items():
+            for param_name, param in module.named_parameters():
+                self.record_grad(f"grad/{name}.{param_name}", param)
 
     def backward(self, output, seed_name="grad_seed"):
         """Backpropagate sum(output * seed): the gradient then depends on every output value."""
