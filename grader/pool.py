@@ -18,6 +18,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -210,6 +211,19 @@ class Host:
                 pass
 
 
+def prepare_tokenizer_files():
+    """Put tiktoken's GPT-2 files in place here, where the cache is writable, and set
+    TIKTOKEN_CACHE_DIR, which the sandbox passes on (read-only): student code that calls
+    tiktoken.get_encoding("gpt2") then works in a worker without internet. When the files
+    cannot be had, the tasks that need them report that themselves."""
+    from gptcourse.tokenizer import get_encoding
+
+    try:
+        get_encoding()
+    except Exception as exc:  # no mirror and no internet: not this pool's problem to report
+        print(f"note: the GPT-2 tokenizer files are not available ({exc})", file=sys.stderr)
+
+
 class WorkerPool:
     """`jobs` worker hosts; `run(items)` yields (item, outcome) as jobs finish."""
 
@@ -218,6 +232,7 @@ class WorkerPool:
         self.size = max(1, int(jobs))
         self.scrub = scrub
         self.replies = queue.Queue()
+        prepare_tokenizer_files()
         self.hosts = [Host(isolation, self.replies) for _ in range(self.size)]
         self.failed_starts = 0
 

@@ -240,6 +240,7 @@ def main():
 
     probes.load_meta_kernels()  # once here rather than in every forked child
     _warm_up()
+    _load_tokenizer()
 
     hide_packages(os.environ.get("GPTCOURSE_HIDDEN_PACKAGES", "grader").split(","))
     scratch_root = os.environ.get("GPTCOURSE_SCRATCH") or tempfile.gettempdir()
@@ -267,6 +268,18 @@ def _warm_up():
         out = torch.cat([weights @ x, x], dim=-1).view(2, 3, 2, 4).transpose(1, 2).reshape(2, 3, 8)
         if device == "cpu":
             out.sum().backward()
+
+
+def _load_tokenizer():
+    """Load the GPT-2 encoding once here: tiktoken keeps it, so every child's
+    tiktoken.get_encoding("gpt2") (and the chapters' setup cells) then costs nothing. When
+    its files are missing, a task that needs them reports it."""
+    from gptcourse.tokenizer import get_encoding
+
+    try:
+        get_encoding()
+    except Exception:  # reported by the task that needs the tokenizer, with its own message
+        pass
 
 
 def run_request(request, scratch_root, private_fds):
