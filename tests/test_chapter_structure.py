@@ -123,3 +123,9 @@ def test_reference_package_and_hidden_chapters_are_found_by_name():
         assert set(reference_objects(task.id)) == set(task.names)
         assert set(reference_earlier(task.id)) == {n for t in carried_tasks(task.id) for n in t.names}
         importlib.import_module(f"grader.chapters.ch{task.chapter}")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_readme_lists_every_chapter(chapter):
+    readme = (REPO / "README.md").read_text()
+    assert f"(course/{chapter}.ipynb)" in readme, f"README.md's chapter table does not list {chapter}"

@@ -21,10 +21,14 @@ pytestmark = pytest.mark.slow  # about fifteen notebooks run in nbgrader kernels
 SEED = 4242
 CH2, CH3 = "02_attention", "03_multihead_attention"
 
-# One student per corpus file: diverse mistakes across both chapters (an in-place edit of
+# One student per corpus file: diverse mistakes across the chapters (an in-place edit of
 # the input, dropout in the wrong place, a missing error, a missing head...) and correct
 # alternatives that must get full points from both graders.
 CORPUS_STUDENTS = [
+    "1.1/wrong_decode_first_pattern",
+    "1.4/wrong_default_drop_last_false",
+    "1.5/cudaonly_arange_no_device",
+    "1.3/correct_unfold",
     "2.1/wrong_softmax_dim0",
     "2.3/wrong_bias_always",
     "2.4/wrong_inplace_input",

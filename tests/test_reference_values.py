@@ -2,11 +2,59 @@
 import pytest
 import torch
 
+from gptcourse.data import read_text
+from grader.reference import ch01_text_data as ch01
 from grader.reference import ch02_attention as ch02
 from grader.reference import ch03_multihead_attention as ch03
 
 TOY = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
                     [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
+
+
+VERDICT_FIRST_IDS = [40, 367, 2885, 1464, 1807, 3619, 402, 271, 10899, 2138]
+
+
+@pytest.fixture(scope="module")
+def verdict():
+    return read_text("the-verdict")
+
+
+def test_the_verdict_vocabulary_and_tokenizer_round_trip(verdict):
+    assert len(verdict) == 20_479
+    vocab = ch01.build_vocab(verdict)
+    assert len(vocab) == 1132
+    assert list(vocab)[-2:] == ["<|endoftext|>", "<|unk|>"] and vocab["<|unk|>"] == 1131
+    tokenizer = ch01.SimpleTokenizerV2(vocab)
+    text = '"It\'s the last he painted, you know," Mrs. Gisburn said with pardonable pride.'
+    ids = tokenizer.encode(text)
+    assert ids == [1, 56, 2, 850, 988, 602, 533, 746, 5, 1126, 596, 5, 1, 67, 7, 38, 851, 1108, 754, 793, 7]
+    assert tokenizer.decode(ids) == '" It\' s the last he painted, you know," Mrs. Gisburn said with pardonable pride.'
+    assert tokenizer.decode(tokenizer.encode("Hello, do you like tea?")) == "<|unk|>, do you like tea?"
+
+
+def test_the_verdict_with_gpt2_tokens_windows_and_first_batch(verdict):
+    tokenizer = ch01.get_encoding()
+    ids = tokenizer.encode(verdict)
+    assert len(ids) == 5145 and ids[:10] == VERDICT_FIRST_IDS
+    assert tokenizer.encode("Hello, do you like tea? <|endoftext|> In the sunlit terraces",
+                            allowed_special={"<|endoftext|>"}) == [
+        15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812, 2114]
+    loader = ch01.create_dataloader_v1(verdict, batch_size=8, max_length=4, stride=4, shuffle=False)
+    inputs, targets = next(iter(loader))
+    assert inputs[:2].tolist() == [[40, 367, 2885, 1464], [1807, 3619, 402, 271]]
+    assert inputs.dtype == torch.long and inputs.shape == (8, 4)
+    assert torch.equal(targets[:, :-1], inputs[:, 1:])
+    assert len(loader) == 160  # 1286 windows of 4 (stride 4), batches of 8, the last one dropped
+
+
+def test_embedding_of_the_first_batch_has_shape_8_4_256(verdict):
+    loader = ch01.create_dataloader_v1(verdict, batch_size=8, max_length=4, stride=4, shuffle=False)
+    inputs, _ = next(iter(loader))
+    torch.manual_seed(123)
+    tok_emb, pos_emb = torch.nn.Embedding(50257, 256), torch.nn.Embedding(4, 256)
+    embedded = ch01.embed(inputs, tok_emb, pos_emb)
+    assert embedded.shape == (8, 4, 256)
+    assert torch.allclose(embedded[3, 2], tok_emb.weight[inputs[3, 2]] + pos_emb.weight[2])
 
 
 def close(actual, expected, atol=1e-4):

@@ -1,0 +1,187 @@
+"""Chapter 01, working with text data: its tasks, their probes and hints."""
+import torch
+
+from gptcourse import kinds
+from gptcourse.data import read_text
+from gptcourse.tasks import Task
+
+CHAPTER = "01_text_data"
+
+TASKS = (
+    Task("1.1", CHAPTER, ("SimpleTokenizerV2",), "B", "A tokenizer with a vocabulary"),
+    Task("1.2", CHAPTER, ("build_vocab",), "B", "Building the vocabulary"),
+    Task("1.3", CHAPTER, ("GPTDatasetV1",), "I", "A sliding-window dataset"),
+    Task("1.4", CHAPTER, ("create_dataloader_v1",), "I", "A data loader over GPT-2 tokens", needs=("1.3",)),
+    Task("1.5", CHAPTER, ("embed",), "B", "Token and position embeddings"),
+)
+
+
+def case_text(args):
+    """The case's text: given in the case, or a data set of the course by name (the-verdict)."""
+    if "text_of" in args:
+        return read_text(args["text_of"])
+    return args["text"]
+
+
+def tokenizer_arguments(p):
+    """SimpleTokenizerV2(vocab): a fresh copy per case, so that a tokenizer that changes the
+    dict it was given cannot change the test's."""
+    return [dict(p.case.args["vocab"])], {}
+
+
+def dataset_arguments(p):
+    """GPTDatasetV1(txt, tokenizer, max_length, stride) with the GPT-2 tokenizer."""
+    args = p.case.args
+    return [case_text(args), p.ctx.tokenizer, args["max_length"], args["stride"]], {}
+
+
+def loader_arguments(p):
+    """create_dataloader_v1(txt, **the case's keyword arguments)."""
+    return [case_text(p.case.args)], dict(p.case.args["kwargs"])
+
+
+def embed_arguments(p):
+    """embed(token_ids, tok_emb, pos_emb): two nn.Embedding tables with the case's weights."""
+    tables = {}
+    for name in ("tok_emb", "pos_emb"):
+        num, dim = p.case.arrays[f"state/{name}.weight"].shape
+        tables[name] = p.module_input(name, torch.nn.Embedding(num, dim))
+    return [p.input("token_ids"), tables["tok_emb"], tables["pos_emb"]], {}
+
+
+ITEM_TYPES_MESSAGE = ("each item should be a pair (input_ids, target_ids) of tensors of dtype torch.long "
+                      "(int64): torch.tensor(list_of_ints) gives exactly that; a list, a float tensor or "
+                      "another dtype is not what a GPT's embedding layer takes")
+
+PROBES = {
+    "1.1": {"methods": kinds.Methods(tokenizer_arguments)},
+    "1.2": {"vocab": kinds.Function(lambda p: ([case_text(p.case.args)], {}),
+                                    outputs=(("vocab", "the returned vocabulary"),))},
+    "1.3": {"windows": kinds.Dataset(dataset_arguments, item_types=True, types_message=ITEM_TYPES_MESSAGE)},
+    "1.4": {"loader": kinds.Loader(loader_arguments)},
+    "1.5": {"forward": kinds.Function(embed_arguments, outputs=(("embedded", "the returned embeddings"),),
+                                      tensors=True, grad_of="embedded")},
+}
+
+KEY_NAMES = {
+    "vocab": "The returned vocabulary",
+    "item_types": "What dataset[0] is made of",
+    "sampler": "The loader's sampler (how it orders the windows)",
+    "batch_shapes": "The shapes of all batches",
+    "windows": "Every (input, target) window of the loader, sorted",
+    "embedded": "The returned embeddings",
+    "grad/tok_emb.weight": "Gradient of the token embedding table",
+    "grad/pos_emb.weight": "Gradient of the position embedding table",
+}
+
+ERROR_HINTS = [
+    (r"^KeyError: '", "encode met a token that is not in the vocabulary: look every token up with "
+                      "self.str_to_int.get(token, id of '<|unk|>') so that unknown words become <|unk|> "
+                      "(and make sure whitespace pieces were dropped before the lookup)", ("1.1",)),
+    (r"^KeyError: \d+", "decode looks ids up: it needs the inverse of the vocabulary, "
+                        "{token_id: token for token, token_id in vocab.items()}", ("1.1",)),
+    (r"Disallowed special token|allowed_special",
+     "the text contains <|endoftext|>: tiktoken refuses special tokens unless you allow them, "
+     "tokenizer.encode(txt, allowed_special={'<|endoftext|>'})", ("1.3", "1.4")),
+    (r"'list' object is not an instance of 'str'|expected string or bytes-like object",
+     "the tokenizer got a list where it expects the text: GPTDatasetV1(txt, tokenizer, max_length, stride) "
+     "takes the text itself and encodes it with tokenizer.encode(txt); pass txt, not token ids", ("1.4",)),
+    (r"stack expects each tensor to be equal size|equal size",
+     "the windows of a batch have different lengths: every input and target window must hold exactly "
+     "max_length tokens, so stop the loop while a full target still fits "
+     "(range(0, len(token_ids) - max_length, stride))", ("1.3", "1.4")),
+    (r"^(IndexError|RuntimeError): index out of range in self",
+     "an embedding lookup with an index past the end of its table: the positions are "
+     "0 .. num_tokens - 1 (torch.arange(num_tokens)), with num_tokens = token_ids.shape[-1]", ("1.5",)),
+    (r"must match the size of tensor|The size of tensor a",
+     "the token and position embeddings do not line up: the positions are torch.arange(num_tokens) "
+     "with num_tokens = token_ids.shape[-1], the sequence length (not the batch size, not the length "
+     "of the position table)", ("1.5",)),
+    (r"Expected tensor for argument #1 'indices' to have one of the following scalar types|"
+     r"expected scalar type Long|indices.*Long",
+     "an embedding layer takes integer ids (torch.long): do not convert the ids or positions to float",
+     ("1.5",)),
+]
+
+
+def _call_results(key, got, expected, method):
+    """(yours, expected) when `key` is the result of a call of `method`, else (None, None)."""
+    if key.startswith("call_") and key.endswith("/" + method):
+        return got.get(key), expected.get(key)
+    return None, None
+
+
+def _unknown_word_hint(key, got, expected, case):
+    """encode gave a different id for an unknown word: <|unk|> is not looked up."""
+    have, want = _call_results(key, got, expected, "encode")
+    unknown = case.args["vocab"].get("<|unk|>")
+    if isinstance(have, list) and isinstance(want, list) and len(have) == len(want):
+        for h, w in zip(have, want):
+            if w == unknown and h != w:
+                return (f"an unknown word should map to the id of '<|unk|>' in the given vocabulary "
+                        f"({unknown} here): look it up, self.str_to_int['<|unk|>'], rather than assuming "
+                        f"where it is")
+    return ""
+
+
+def _encode_hint(key, got, expected, case):
+    """encode made a different number of tokens: the split is not the spec's."""
+    have, want = _call_results(key, got, expected, "encode")
+    if isinstance(have, list) and isinstance(want, list) and len(have) != len(want):
+        return (f"encode made {len(have)} tokens where the spec's split makes {len(want)}: split with "
+                f"re.split(TOKEN_PATTERN, text), which keeps punctuation, '--' and each whitespace character "
+                f"as pieces of their own, then drop every piece that is empty after .strip()")
+    return ""
+
+
+def _decode_hint(key, got, expected, case):
+    """decode has the right tokens with the wrong spaces."""
+    have, want = _call_results(key, got, expected, "decode")
+    if isinstance(have, str) and isinstance(want, str) and have.split() != want.split() \
+            and "".join(have.split()) == "".join(want.split()):
+        return ("the tokens are right but the spaces are not: join the tokens with one space, then remove only "
+                "the spaces before punctuation (, . : ; ? ! \" ( ) '), re.sub(r'\\s+([,.:;?!\"()\\'])', r'\\1', text)")
+    return ""
+
+
+def _vocab_ids_hint(key, got, expected, case):
+    """The right tokens with other ids."""
+    have, want = got.get(key), expected.get(key)
+    if key == "vocab" and isinstance(have, dict) and isinstance(want, dict) and set(have) == set(want):
+        return ("the right tokens with other ids: the ids count from 0 in sorted order of the text's tokens "
+                "(sorted(set(tokens))), then '<|endoftext|>' and '<|unk|>' get the next two")
+    return ""
+
+
+def _dataset_length_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key != "len" or not isinstance(have, int) or not isinstance(want, int):
+        return ""
+    if have > want:
+        return ("more windows than the text's GPT-2 tokens allow: the windows run over "
+                "token_ids = tokenizer.encode(txt), and a window starting at i needs the tokens up to "
+                "i + max_length for its target: range(0, len(token_ids) - max_length, stride)")
+    return ("fewer windows than expected: a window starts every `stride` tokens for as long as a full "
+            "target fits, range(0, len(token_ids) - max_length, stride)")
+
+
+def _window_hint(key, got, expected, case):
+    """Dataset items: targets that are not the inputs shifted by one."""
+    if not key.startswith("item/"):
+        return ""
+    item = got.get(key)
+    if isinstance(item, list) and len(item) == 2 and all(hasattr(v, "shape") for v in item):
+        x, y = item
+        if x.shape == y.shape and x.size > 1 and (x == y).all():
+            return "the target window equals the input window: targets are the inputs shifted by one token"
+        if x.shape == y.shape and x.ndim == 1 and x.size > 1 and not (x[1:] == y[:-1]).all():
+            return ("the target window is not the input window shifted by one token: for the input "
+                    "token_ids[i:i + max_length] the target is token_ids[i + 1:i + max_length + 1]")
+    return ""
+
+
+HINTS = {
+    "1.1": [_unknown_word_hint, _encode_hint, _decode_hint],
+    "1.2": [_vocab_ids_hint],
+    "1.3": [_dataset_length_hint, _window_hint],
+}

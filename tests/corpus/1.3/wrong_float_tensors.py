@@ -1,0 +1,17 @@
+# expect: wrong
+# mistake: makes the windows with torch.FloatTensor(...) (float32) instead of torch.tensor(...), which an embedding layer does not accept as ids.
+# keywords: long, int64, float
+class GPTDatasetV1(Dataset):
+    def __init__(self, txt, tokenizer, max_length, stride):
+        self.input_ids = []
+        self.target_ids = []
+        token_ids = tokenizer.encode(txt, allowed_special={"<|endoftext|>"})
+        for i in range(0, len(token_ids) - max_length, stride):
+            self.input_ids.append(torch.FloatTensor(token_ids[i:i + max_length]))
+            self.target_ids.append(torch.FloatTensor(token_ids[i + 1:i + max_length + 1]))
+
+    def __len__(self):
+        return len(self.input_ids)
+
+    def __getitem__(self, idx):
+        return self.input_ids[idx], self.target_ids[idx]

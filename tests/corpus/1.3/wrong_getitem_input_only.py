@@ -1,0 +1,17 @@
+# expect: wrong
+# mistake: builds inputs and targets but __getitem__ returns only the input window.
+# keywords: pair, target
+class GPTDatasetV1(Dataset):
+    def __init__(self, txt, tokenizer, max_length, stride):
+        self.input_ids = []
+        self.target_ids = []
+        token_ids = tokenizer.encode(txt, allowed_special={"<|endoftext|>"})
+        for i in range(0, len(token_ids) - max_length, stride):
+            self.input_ids.append(torch.tensor(token_ids[i:i + max_length]))
+            self.target_ids.append(torch.tensor(token_ids[i + 1:i + max_length + 1]))
+
+    def __len__(self):
+        return len(self.input_ids)
+
+    def __getitem__(self, idx):
+        return self.input_ids[idx]

@@ -1,0 +1,9 @@
+# expect: wrong
+# mistake: the signature says drop_last=False (the DataLoader's own default) instead of drop_last=True.
+# keywords: default, drop_last
+def create_dataloader_v1(txt, batch_size=4, max_length=256, stride=128,
+                         shuffle=True, drop_last=False, num_workers=0):
+    tokenizer = tiktoken.get_encoding("gpt2")
+    dataset = GPTDatasetV1(txt, tokenizer, max_length, stride)
+    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle,
+                      drop_last=drop_last, num_workers=num_workers)
