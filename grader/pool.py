@@ -216,12 +216,11 @@ def prepare_tokenizer_files():
     TIKTOKEN_CACHE_DIR, which the sandbox passes on (read-only): student code that calls
     tiktoken.get_encoding("gpt2") then works in a worker without internet. When the files
     cannot be had, the tasks that need them report that themselves."""
-    from gptcourse.tokenizer import get_encoding
+    from gptcourse.tokenizer import load_if_available
 
-    try:
-        get_encoding()
-    except Exception as exc:  # no mirror and no internet: not this pool's problem to report
-        print(f"note: the GPT-2 tokenizer files are not available ({exc})", file=sys.stderr)
+    problem = load_if_available()
+    if problem:
+        print(f"note: the GPT-2 tokenizer files are not available ({problem})", file=sys.stderr)
 
 
 class WorkerPool:

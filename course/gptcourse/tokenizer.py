@@ -37,6 +37,17 @@ def get_encoding() -> tiktoken.Encoding:
     return tiktoken.get_encoding("gpt2")
 
 
+def load_if_available() -> Exception | None:
+    """Load the encoding now, for the processes that prepare it ahead of student code (the
+    grader, its worker hosts); None when it loaded, else the error. A task that needs the
+    tokenizer reports a missing file itself, with its own message."""
+    try:
+        get_encoding()
+    except Exception as exc:  # no mirror and no internet: reported where the tokenizer is used
+        return exc
+    return None
+
+
 def tiktoken_cache_dir() -> Path:
     """The folder tiktoken reads its files from; set ``TIKTOKEN_CACHE_DIR`` if unset."""
     existing = os.environ.get(TIKTOKEN_ENV_VAR)

@@ -236,11 +236,12 @@ def main():
     import numpy  # noqa: F401  - imported once here; every child starts with them loaded
     import torch  # noqa: F401
 
-    from gptcourse import probes, records  # noqa: F401
+    from gptcourse import probes, records, tokenizer  # noqa: F401
 
     probes.load_meta_kernels()  # once here rather than in every forked child
     _warm_up()
-    _load_tokenizer()
+    # tiktoken keeps the encoding: every child's tiktoken.get_encoding("gpt2") then costs nothing.
+    tokenizer.load_if_available()
 
     hide_packages(os.environ.get("GPTCOURSE_HIDDEN_PACKAGES", "grader").split(","))
     scratch_root = os.environ.get("GPTCOURSE_SCRATCH") or tempfile.gettempdir()
@@ -268,18 +269,6 @@ def _warm_up():
         out = torch.cat([weights @ x, x], dim=-1).view(2, 3, 2, 4).transpose(1, 2).reshape(2, 3, 8)
         if device == "cpu":
             out.sum().backward()
-
-
-def _load_tokenizer():
-    """Load the GPT-2 encoding once here: tiktoken keeps it, so every child's
-    tiktoken.get_encoding("gpt2") (and the chapters' setup cells) then costs nothing. When
-    its files are missing, a task that needs them reports it."""
-    from gptcourse.tokenizer import get_encoding
-
-    try:
-        get_encoding()
-    except Exception:  # reported by the task that needs the tokenizer, with its own message
-        pass
 
 
 def run_request(request, scratch_root, private_fds):

@@ -10,8 +10,8 @@ from gptcourse.records import Case
 from gptcourse.tokenizer import get_encoding
 from grader.hidden.casekit import hidden_rng, public_rng
 from grader.reference import reference_object
+from grader.reference.ch01_text_data import TOKEN_PATTERN  # the notebook's setup cell, one source
 
-TOKEN_PATTERN = r'([,.:;?_!"()\']|--|\s)'
 DECODE_PATTERN = r'\s+([,.:;?!"()\'])'
 
 # Sentences no vocabulary of the notebook was built from: punctuation of every kind the split
@@ -38,10 +38,6 @@ SENTENCES = [
 @functools.lru_cache(maxsize=None)
 def _verdict():
     return read_text("the-verdict")
-
-
-def _split(text):
-    return [piece.strip() for piece in re.split(TOKEN_PATTERN, text) if piece.strip()]
 
 
 def _vocab_of(text, shuffle_rng=None):
@@ -236,12 +232,9 @@ def _variants_1_2():
 # Task 1.3: the sliding-window dataset
 # ------------------------------------------------------------------------------------------
 
-def _num_windows(text, max_length, stride):
-    return len(range(0, len(get_encoding().encode(text)) - max_length, stride))
-
-
 def _dataset_case(label, text, max_length, stride):
-    items = list(range(_num_windows(text, max_length, stride)))
+    """Every item of the reference's dataset is read."""
+    items = list(range(len(reference_object("1.3")(text, get_encoding(), max_length, stride))))
     return Case("1.3", "windows", f"{label}, max_length={max_length}, stride={stride}",
                 {"text": text, "max_length": max_length, "stride": stride, "items": items})
 
