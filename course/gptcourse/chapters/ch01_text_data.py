@@ -180,8 +180,24 @@ def _window_hint(key, got, expected, case):
     return ""
 
 
+def _vocab_unsplit_hint(key, got, expected, case):
+    """A token of yours that holds expected tokens joined together: the split missed a separator."""
+    have, want = got.get(key), expected.get(key)
+    if key != "vocab" or not isinstance(have, dict) or not isinstance(want, dict):
+        return ""
+    missing = [token for token in want if token not in have and len(token) > 1]
+    for token in have:
+        if token not in want:
+            parts = [part for part in missing if part in token and part != token]
+            if parts:
+                return (f"yours has the token {token!r} where the spec's split gives separate tokens "
+                        f"(such as {parts[0]!r}): split with re.split(TOKEN_PATTERN, text), which cuts at "
+                        f"punctuation, '--' and whitespace")
+    return ""
+
+
 HINTS = {
     "1.1": [_unknown_word_hint, _encode_hint, _decode_hint],
-    "1.2": [_vocab_ids_hint],
+    "1.2": [_vocab_ids_hint, _vocab_unsplit_hint],
     "1.3": [_dataset_length_hint, _window_hint],
 }
