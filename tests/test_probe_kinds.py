@@ -119,6 +119,49 @@ def toy_lookup(ids, table):
     return 2 * table(ids)
 
 
+class ToyScaled(nn.Module):
+    """99.14: a learned scale that starts at ones, and a stack of such layers."""
+
+    def __init__(self, dim, layers=1):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(dim))
+        self.more = nn.Sequential(*[nn.Linear(dim, dim) for _ in range(layers)])
+
+    def forward(self, x):
+        return self.more(x * self.scale)
+
+
+def toy_extend(model, ids, steps):
+    """99.15: append `steps` ids, each the model's argmax at the last position, without gradients."""
+    for _ in range(steps):
+        with torch.no_grad():
+            logits = model(ids)
+        ids = torch.cat((ids, logits[:, -1:].argmax(dim=-1)), dim=1)
+    return ids
+
+
+class ToyCounter(nn.Module):
+    """The model 99.15 drives: next id = (last id + 1) mod 5; notes the grad mode of each call."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor(1.0))
+        self.grad_enabled = []
+
+    def forward(self, ids):
+        self.grad_enabled.append(torch.is_grad_enabled())
+        return torch.nn.functional.one_hot((ids + 1) % 5, 5).to(self.w.dtype) * self.w
+
+
+def _toy_extend_arguments(p):
+    p.toy_model = p.module_input("model", ToyCounter())
+    return [p.toy_model, p.input("ids"), p.case.args["steps"]], {}
+
+
+def _toy_record_grad_mode(p):
+    p.record_value("calls_with_grad", sum(p.toy_model.grad_enabled), "model calls with gradients")
+
+
 def save_toy(tensors, path):
     """99.9 (two graded names): a dict of tensors to a file and back."""
     torch.save(tensors, path)
@@ -185,6 +228,8 @@ TOY_TASKS = (
     Task("99.11", TOY, ("sample_toy",), "B", "sampler"),
     Task("99.12", TOY, ("toy_shuffled_loader",), "B", "shuffled loader"),
     Task("99.13", TOY, ("toy_lookup",), "B", "function of a module argument"),
+    Task("99.14", TOY, ("ToyScaled",), "B", "initial values and size on meta"),
+    Task("99.15", TOY, ("toy_extend",), "B", "a function that drives a model"),
 )
 
 TOY_PROBES = {
@@ -209,13 +254,17 @@ TOY_PROBES = {
     "99.13": {"call": kinds.Function(
         lambda p: ([p.input("ids"), p.module_input("table", nn.Embedding(*p.case.arrays["state/table.weight"].shape))], {}),
         outputs=(("looked_up", "the returned embeddings"),), tensors=True, grad_of="looked_up")},
+    "99.14": {"forward": kinds.ModuleForward(lambda a: ([a["dim"]], {}), initial_values=("scale",)),
+              "size": kinds.ModuleSize(lambda a: ([a["dim"]], {"layers": a["layers"]}))},
+    "99.15": {"call": kinds.Function(_toy_extend_arguments, outputs=(("ids", "the returned ids"),),
+                                     device_pass=True, also=_toy_record_grad_mode)},
 }
 
 REFERENCE = {
     "99.1": ToyLinear, "99.2": ToyDropout, "99.3": ToyEven, "99.4": toy_stats, "99.5": toy_future_fill,
     "99.6": ToyTokenizer, "99.7": ToyWindows, "99.8": toy_loader,
     "99.9": {"save_toy": save_toy, "load_toy": load_toy}, "99.10": train_toy, "99.11": sample_toy,
-    "99.12": toy_shuffled_loader, "99.13": toy_lookup,
+    "99.12": toy_shuffled_loader, "99.13": toy_lookup, "99.14": ToyScaled, "99.15": toy_extend,
 }
 
 
@@ -567,7 +616,7 @@ def test_function_with_a_module_argument_records_its_gradients_and_runs_on_meta(
     arrays = {"ids": rng.integers(0, 5, size=(2, 3)), "state/table.weight": rng.normal(size=(5, 4)),
               "grad_seed": rng.normal(size=(2, 3, 4))}
     observed = probe(toy_lookup, Case("99.13", "call", "c", {}, arrays))
-    assert set(observed) == {"looked_up", "grad/table.weight"}
+    assert set(observed) == {"looked_up", "after/ids", "grad/table.weight"}  # integer inputs watched too
     weight = torch.tensor(arrays["state/table.weight"], requires_grad=True)
     (2 * weight[torch.tensor(arrays["ids"])] * torch.tensor(arrays["grad_seed"])).sum().backward()
     assert np.allclose(observed["grad/table.weight"], weight.grad.numpy(), atol=1e-5)
@@ -657,7 +706,7 @@ def test_training_loop_observes_parameters_calls_and_mode():
     assert "The returned value" in message
     assert "The model's mode afterwards (model.training): expected True, got False" in verdict_of(
         "99.10", "train", ends_in_eval, {}, arrays, earlier=earlier)
-    with pytest.raises(AssertionError, match="ToyLinear is not defined"):
+    with pytest.raises(AssertionError, match="ToyLinear. is not defined"):
         verdict_of("99.10", "train", train_toy, {}, arrays)  # without the earlier name
 
 
@@ -680,3 +729,80 @@ def test_sampler_is_judged_statistically():
     assert verdict_of("99.11", "sample", by_inverse_cdf, args, arrays, extras, dtype="float64") is None
     assert "do not follow the right distribution" in verdict_of("99.11", "sample", greedy, args, arrays, extras)
     assert "its probability is 0" in verdict_of("99.11", "sample", uniform, args, arrays, extras)
+
+
+# ------------------------------------------------------------------------------------------
+# ModuleForward's initial values, ModuleSize, and a Function that drives a model
+# ------------------------------------------------------------------------------------------
+
+def scaled_arrays(rng, dim=3):
+    return {"x": rng.normal(size=(2, dim)), "grad_seed": rng.normal(size=(2, dim)),
+            "state/scale": rng.normal(size=dim), "state/more.0.weight": rng.normal(size=(dim, dim)),
+            "state/more.0.bias": rng.normal(size=dim)}
+
+
+class ScaledStartsAtZero(ToyScaled):
+    def __init__(self, dim, layers=1):
+        super().__init__(dim, layers)
+        nn.init.zeros_(self.scale)
+
+
+class ScaledSharedLayers(ToyScaled):
+    """The same layer object repeated: model.parameters() counts it once."""
+
+    def __init__(self, dim, layers=1):
+        super().__init__(dim, layers)
+        self.more = nn.Sequential(*[self.more[0]] * layers)
+
+
+class ScaledHuge(ToyScaled):
+    """Would need about 40 GB if it were really allocated."""
+
+    def __init__(self, dim, layers=1):
+        super().__init__(dim, layers)
+        self.huge = nn.Linear(100_000, 100_000)
+
+
+def test_initial_values_are_recorded_before_the_test_weights_replace_them():
+    arrays = scaled_arrays(np.random.default_rng(0))
+    assert verdict_of("99.14", "forward", ToyScaled, {"dim": 3}, arrays) is None
+    message = verdict_of("99.14", "forward", ScaledStartsAtZero, {"dim": 3}, arrays)
+    assert "initial value of scale" in message
+
+
+def test_module_size_counts_on_meta_without_allocating():
+    args = {"dim": 4, "layers": 3}
+    assert verdict_of("99.14", "size", ToyScaled, args) is None
+    assert "Number of parameters" in verdict_of("99.14", "size", ScaledSharedLayers, args)
+    observed = probe(ScaledHuge, Case("99.14", "size", "a toy case", args, {}))
+    assert observed["num_parameters"] == 4 + 3 * 20 + 100_000 * 100_001  # counted, never allocated
+    assert observed["children_parameters"]["huge"] == 100_000 * 100_001
+
+
+def toy_extend_with_grad(model, ids, steps):
+    for _ in range(steps):
+        ids = torch.cat((ids, model(ids)[:, -1:].argmax(dim=-1)), dim=1)
+    return ids
+
+
+def toy_extend_in_place(model, ids, steps):
+    ids[:, 0] = 0
+    return toy_extend(model, ids, steps)
+
+
+def toy_extend_ids_on_cpu(model, ids, steps):
+    for _ in range(steps):
+        with torch.no_grad():
+            nxt = model(ids)[:, -1:].argmax(dim=-1)
+        ids = torch.cat((ids, nxt + torch.zeros(ids.shape[0], 1, dtype=torch.long)), dim=1)  # no device=
+    return ids
+
+
+def test_a_function_that_drives_a_model_records_what_the_model_saw():
+    args, arrays = {"steps": 3}, {"ids": np.array([[1, 2], [3, 4]])}
+    assert verdict_of("99.15", "call", toy_extend, args, arrays) is None
+    assert "calls_with_grad" in verdict_of("99.15", "call", toy_extend_with_grad, args, arrays)
+    assert "changed its input ids in place" in verdict_of("99.15", "call", toy_extend_in_place, args, arrays)
+    case = Case("99.15", "call", "a toy case", args, arrays, "float32", META)
+    assert device_pass_supported(case)
+    assert "created on the CPU" in probe(toy_extend_ids_on_cpu, case)["error"]["message"]

@@ -6,6 +6,7 @@ import pytest
 
 from factory import corpus_items, manifest
 from gptcourse import SelfCheckFailed, check
+from gptcourse.probes import load_meta_kernels
 from gptcourse.tasks import TASKS, carried_tasks, chapters_for, get_task
 from grader.reference import reference_object
 
@@ -28,6 +29,7 @@ def load(source, task_id):
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
 def test_reference_passes_quickly(task, capsys):
+    load_meta_kernels()  # a one-time import (about a second) that a notebook pays once, not per task
     started = time.perf_counter()
     check(task.id, reference_object(task.id))
     assert "self-check cases passed" in capsys.readouterr().out

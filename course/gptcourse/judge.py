@@ -36,12 +36,15 @@ KEY_NAMES = {
     "optimizer_calls": "Calls of optimizer.step() and optimizer.zero_grad()",
     "training_mode_after": "The model's mode afterwards (model.training)",
     "num_draws": "Number of samples",
+    "num_parameters": "Number of parameters",
+    "children_parameters": "Number of parameters of each part",
 }
 
 # Observation keys with a variable part: prefix -> how to name them.
 KEY_PREFIXES = {
     "grad/": lambda rest: f"Gradient of {rest}",
     "after/": lambda rest: f"The input {rest} after the call",
+    "init/": lambda rest: f"The initial value of {rest} (right after creating the module)",
     "item/": lambda rest: f"dataset[{rest}]",
     "batch/": lambda rest: f"Batch {rest} of the loader",
     "param/": lambda rest: f"Parameter {rest} after training",
@@ -297,7 +300,8 @@ def judge_detail(task_id, case, got, expected, variants=()):
 def _explain(task_id, kind, key, have, want, got, expected, case, variants):
     name = key_name(task_id, key)
     if key == "structure":
-        return _structure_difference(have, want)
+        hint = property_hint(task_id, key, got, expected, case)
+        return _structure_difference(have, want) + (f" — {hint}" if hint else "")
     if key == "extra_parameters":
         return f"{kind.messages.get(key, 'your module has parameters the spec does not have')}: {', '.join(have)}"
     if key.startswith("after/"):

@@ -11,6 +11,7 @@ output. A kind knows nothing about any particular task.
 |                 | forward in eval mode, gradients, causality | grad/x, grad/<param>, ...            |
 | ModuleDropout   | the same module in train mode, several runs | train_<i> (judged by the chapter),   |
 |                 |                                             | out_eval, out_eval_again             |
+| ModuleSize      | an nn.Module at full size, built on meta    | num_parameters, children_parameters  |
 | RaisesOnConstruct | a constructor that must refuse arguments  | raises                               |
 | Function        | a pure function on values built from a case | the returned values, after/<input>,  |
 |                 | (tensors, token ids, text, lists, dicts)   | grad/<input>                          |
@@ -105,15 +106,18 @@ class ModuleForward(Kind):
     same_in_train_mode(args) -> bool: also record a train-mode output that must equal the
     eval one (dropout=0.0). The case may hold x_future (same tokens up to causal_t, others
     after it): a causal module's output up to causal_t must not change.
+    initial_values: parameters whose values right after construction the spec pins down
+    (LayerNorm's scale of ones): recorded as init/<name> before the test's weights replace them.
     """
 
     device_pass = True
 
     def __init__(self, construct, attributes=(), describe=None, same_in_train_mode=None,
-                 extra_parameters_hint=""):
+                 extra_parameters_hint="", initial_values=()):
         from .probes import describe_attribute
 
         self.construct = construct
+        self.initial_values = tuple(initial_values)
         self.attributes = tuple(attributes)
         self.describe = {name: (lambda m, case, n=name: describe_attribute(m, n)) for name in self.attributes}
         self.describe.update(describe or {})
@@ -128,6 +132,8 @@ class ModuleForward(Kind):
         if self.attributes and not p.meta:
             p.step = "inspecting your module's attributes"
             p.obs["structure"] = {name: self.describe[name](module, p.case) for name in self.attributes}
+        if self.initial_values and not p.meta:
+            p.record_initial_values(module, self.initial_values)
         p.load_state(module)
         p.prepare(module, train=False)
 
@@ -201,6 +207,30 @@ class ModuleDropout(Kind):
         return self.train_judge(got, expected, case) if key == "train_0" else None
 
 
+class ModuleSize(Kind):
+    """How many parameters a module has, at full size, for free: it is built on PyTorch's meta
+    device (shapes only, nothing allocated), so GPT-2's 163 million parameters cost nothing.
+
+    construct(args) -> (positional, keywords). Recorded: num_parameters (each tensor counted
+    once, as model.parameters() yields it: shared weights count once) and the count of each
+    top-level child (children_parameters), which locates a difference.
+    """
+
+    def __init__(self, construct):
+        self.construct = construct
+
+    def probe(self, p):
+        positional, keywords = self.construct(p.case.args)
+        with torch.device("meta"):
+            module = p.construct(p.obj, positional, keywords)
+        p.step = "counting your module's parameters"
+        p.record_value("num_parameters", sum(t.numel() for t in module.parameters()),
+                       "the number of parameters")
+        p.record_value("children_parameters",
+                       {name: sum(t.numel() for t in child.parameters()) for name, child in module.named_children()},
+                       "the number of parameters of each part")
+
+
 class RaisesOnConstruct(Kind):
     """A constructor that must refuse its arguments (any exception counts)."""
 
@@ -234,10 +264,13 @@ class Function(Kind):
     output to backpropagate from (with the case's grad_seed); gradients of the inputs that
     require grad are recorded. name: the graded name to call (default: the task's first).
     device_pass: run once more on the meta device (default: when the outputs are tensors).
+    also(p): record more observations after the call (what a model passed in saw, say).
     """
 
-    def __init__(self, call, outputs=("result",), tensors=False, grad_of=None, name=None, device_pass=None):
+    def __init__(self, call, outputs=("result",), tensors=False, grad_of=None, name=None, device_pass=None,
+                 also=None):
         self.call = call
+        self.also = also
         self.outputs = [(o, f"the returned {o}") if isinstance(o, str) else tuple(o) for o in outputs]
         self.tensors = tensors
         self.grad_of = grad_of
@@ -254,6 +287,8 @@ class Function(Kind):
         for (key, what), value in zip(self.outputs, values):
             (p.record if self.tensors else p.record_value)(key, value, what)
         p.record_inputs_after()
+        if self.also:
+            self.also(p)
         if self.grad_of:
             keys = [key for key, _ in self.outputs]
             p.step = f"backpropagating from {dict(self.outputs)[self.grad_of]} to the inputs"

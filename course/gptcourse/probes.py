@@ -151,7 +151,7 @@ class _Probe:
             return self.ctx.names[name]
         if name in self.ctx.earlier:
             return self.ctx.earlier[name]
-        raise ProbeFailure(f"{name} is not defined")
+        raise ProbeFailure(f"name '{name}' is not defined")
 
     # -- inputs ---------------------------------------------------------------------------
     def tensor(self, name, requires_grad=False):
@@ -212,10 +212,23 @@ class _Probe:
             self.obs[key] = None if grad is None else to_array(grad, key)
 
     def record_inputs_after(self):
-        """after/<name>: each floating-point input as the code left it (it must be unchanged)."""
+        """after/<name>: each input as the code left it (it must be unchanged): floating-point
+        inputs and integer ones (token ids) alike."""
         for name, (_, given) in self.inputs.items():
             if given.dtype.is_floating_point:
                 self.record("after/" + name, given, f"the input {name}")
+            elif given.dtype != torch.bool:
+                self.record_value("after/" + name, given, f"the input {name}")
+
+    def record_initial_values(self, module, names):
+        """init/<name>: a parameter's value right after construction, before any test weights."""
+        self.step = "reading your module's parameters right after it was created"
+        params = dict(module.named_parameters())
+        for name in names:
+            if name in params:
+                self.record("init/" + name, params[name], f"the parameter {name}")
+            else:
+                self.record_value("init/" + name, None, f"the parameter {name}")
 
     def record_input_grads(self):
         for name, (leaf, _) in self.inputs.items():
