@@ -1,0 +1,15 @@
+# expect: wrong
+# mistake: adds eps to the standard deviation, (x - mean) / (torch.sqrt(var) + eps), instead of to the variance inside the square root.
+# keywords: eps, sqrt, square root
+class LayerNorm(nn.Module):
+    def __init__(self, emb_dim):
+        super().__init__()
+        self.eps = 1e-5
+        self.scale = nn.Parameter(torch.ones(emb_dim))
+        self.shift = nn.Parameter(torch.zeros(emb_dim))
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True, unbiased=False)
+        norm_x = (x - mean) / (torch.sqrt(var) + self.eps)
+        return self.scale * norm_x + self.shift
