@@ -37,6 +37,8 @@ CORPUS_STUDENTS = [
     "3.2/wrong_no_raise",
     "2.5/correct_sdpa",
     "3.2/correct_einsum",
+    "4.4/wrong_dropout_on_sum",
+    "4.6/wrong_no_no_grad",
 ]
 
 def corpus(item):

@@ -710,6 +710,19 @@ def test_training_loop_observes_parameters_calls_and_mode():
         verdict_of("99.10", "train", train_toy, {}, arrays)  # without the earlier name
 
 
+def test_an_earlier_name_the_probe_needs_but_cannot_find_is_named_with_its_task():
+    """A probe that builds a model from an earlier task (p.name) when the notebook has none:
+    the message says which task defines it (it used to say only 'ToyLinear is not defined')."""
+    rng = np.random.default_rng(3)
+    arrays = {"x": rng.normal(size=(2, 4, 2)), "y": rng.normal(size=(2, 4, 1)),
+              "state/proj.weight": rng.normal(size=(1, 2)), "state/proj.bias": rng.normal(size=1),
+              "state/pos.weight": rng.normal(size=(8, 1))}
+    case = Case("99.10", "train", "a toy case", {}, arrays)
+    expected = probe(train_toy, case, {"ToyLinear": ToyLinear})
+    message = judge("99.10", case, probe(train_toy, case), expected)
+    assert "ToyLinear is the graded name of task 99.1: run that task's cell first" in message
+
+
 def test_sampler_is_judged_statistically():
     probs = np.array([0.5, 0.3, 0.2, 0.0])
     args, arrays = {"num_outcomes": 4, "draws": 4000}, {"probs": probs}

@@ -288,7 +288,7 @@ _HIDDEN = {
         _model_case(rng, config(vocab_size=10, context_length=4, emb_dim=4, n_layers=2, drop_rate=0.2), 2, 4,
                     dtype="float64"),
         _model_case(rng, config(vocab_size=12, context_length=7, emb_dim=6, n_heads=2, n_layers=1, qkv_bias=True), 1, 1),
-        _model_dropout_case(rng, batch=1, tokens=3),
+        _model_dropout_case(rng, batch=2, tokens=3, vocab_size=9),
         _size_case(config(vocab_size=1000, context_length=64, emb_dim=48, n_heads=4, n_layers=3, qkv_bias=True),
                    "a configuration with qkv_bias=True (vocab_size=1000, context_length=64, emb_dim=48, "
                    "n_heads=4, n_layers=3)"),
