@@ -215,9 +215,7 @@ class _Probe:
         """after/<name>: each input as the code left it (it must be unchanged): floating-point
         inputs and integer ones (token ids) alike."""
         for name, (_, given) in self.inputs.items():
-            if given.dtype.is_floating_point:
-                self.record("after/" + name, given, f"the input {name}")
-            elif given.dtype != torch.bool:
+            if given.dtype != torch.bool:
                 self.record_value("after/" + name, given, f"the input {name}")
 
     def record_initial_values(self, module, names):
@@ -371,6 +369,8 @@ def describe_attribute(module, name):
                 f"({distinct} distinct objects)")
     if isinstance(value, nn.Embedding):
         return f"nn.Embedding({value.num_embeddings}, {value.embedding_dim})"
+    if isinstance(value, nn.Dropout):
+        return f"nn.Dropout(p={value.p})"
     if isinstance(value, torch.Tensor):
         return f"a plain tensor attribute of shape {tuple(value.shape)} (not a registered buffer)"
     if isinstance(value, nn.Module) and type(value).__module__.startswith("torch.nn"):

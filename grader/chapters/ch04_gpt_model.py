@@ -14,11 +14,10 @@ import torch.nn as nn
 
 from gptcourse.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments, no_arguments
 from gptcourse.records import Case
-from grader.hidden.casekit import hidden_rng, module_arrays, public_rng, reference_module
+from grader.hidden.casekit import (add_future_variant, hidden_rng, module_arrays, module_weights, public_rng,
+                                   reference_module, subclass_with)
 from grader.reference import reference_object
-
-GPT_CONFIG_124M = {"vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12,
-                   "n_layers": 12, "drop_rate": 0.1, "qkv_bias": False}
+from grader.reference.ch04_gpt_model import GPT_CONFIG_124M  # the notebook's setup cell, one source
 
 
 def config(vocab_size=20, context_length=6, emb_dim=8, n_heads=2, n_layers=2, drop_rate=0.0, qkv_bias=False):
@@ -72,20 +71,10 @@ def _module_case(task_id, rng, cfg, batch, tokens, dtype="float32", label_keys=(
     shape = (batch, tokens, cfg["emb_dim"])
     arrays = module_arrays(module, rng, shape, shape)
     if task_id == "4.4":
-        _add_future(arrays, args, rng, lambda size: rng.normal(size=size))
+        add_future_variant(arrays, args, rng)
     label = f"a batch of {batch} x {tokens} tokens x {cfg['emb_dim']} features, " \
             f"{_config_label(cfg, label_keys)}, {dtype}"
     return Case(task_id, "forward", label, args, arrays, dtype)
-
-
-def _add_future(arrays, args, rng, draw):
-    """x_future: the same tokens up to causal_t, others after it (the block and the model are causal)."""
-    x = arrays["x"]
-    t = max(0, x.shape[1] // 2 - 1)
-    future = x.copy()
-    future[:, t + 1:] = draw(future[:, t + 1:].shape)
-    arrays["x_future"] = future
-    args["causal_t"] = t
 
 
 def _model_case(rng, cfg, batch, tokens, dtype="float32"):
@@ -93,7 +82,7 @@ def _model_case(rng, cfg, batch, tokens, dtype="float32"):
     module = reference_module("4.5", config_arguments, args)
     arrays = module_arrays(module, rng, (batch, tokens), (batch, tokens, cfg["vocab_size"]))
     arrays["x"] = rng.integers(0, cfg["vocab_size"], size=(batch, tokens))
-    _add_future(arrays, args, rng, lambda size: rng.integers(0, cfg["vocab_size"], size=size))
+    add_future_variant(arrays, args, rng, draw=lambda size: rng.integers(0, cfg["vocab_size"], size=size))
     keys = ("vocab_size", "context_length", "emb_dim", "n_heads", "n_layers", "drop_rate", "qkv_bias")
     label = f"a batch of {batch} x {tokens} token ids, {_config_label(cfg, keys)}, {dtype}"
     return Case("4.5", "forward", label, args, arrays, dtype)
@@ -147,16 +136,23 @@ def _patterns(n, options=2):
     return np.array(list(itertools.product(range(options - 1, -1, -1), repeat=n)), dtype=np.int64)
 
 
+def _reference_with_weights(case):
+    """The case's reference module in float64 and eval mode, with the case's weights."""
+    module = reference_module(case.task, config_arguments, case.args).double().eval()
+    with torch.no_grad():
+        for name, param in module.named_parameters():
+            param.copy_(torch.tensor(case.arrays["state/" + name]))
+    return module
+
+
 def _block_internals(case):
     p = case.args["cfg"]["drop_rate"]
     a = case.arrays
     x = torch.tensor(a["x"]).reshape(-1, a["x"].shape[-1])  # (rows, emb_dim)
     constant = torch.tensor(a["state/att.out_proj.bias"]) / (1 - p)
     patterns = _patterns(x.shape[-1])
-    block = reference_module("4.4", config_arguments, case.args).double().eval()
+    block = _reference_with_weights(case)
     with torch.no_grad():
-        for name, param in block.named_parameters():
-            param.copy_(torch.tensor(a["state/" + name]))
         after = x[:, None, :] + torch.tensor(patterns, dtype=torch.float64) * constant  # (rows, K, emb)
         update = block.ff(block.norm2(after)) / (1 - p)
     return {"internals/after_attention": after.numpy(), "internals/ff_update": update.numpy(),
@@ -169,10 +165,8 @@ def _model_internals(case):
     block's shortcut dropout): 4 ** emb_dim candidate rows, then final_norm and out_head."""
     p = case.args["cfg"]["drop_rate"]
     a = case.arrays
-    model = reference_module("4.5", config_arguments, case.args).double().eval()
+    model = _reference_with_weights(case)
     with torch.no_grad():
-        for name, param in model.named_parameters():
-            param.copy_(torch.tensor(a["state/" + name]))
         ids = torch.tensor(a["x"])
         emb = model.tok_emb(ids) + model.pos_emb(torch.arange(ids.shape[1]))
         emb = emb.reshape(-1, emb.shape[-1]) / (1 - p)  # (rows, emb_dim)
@@ -214,8 +208,7 @@ def _gpt_generate_case(rng, batch, tokens, max_new_tokens, context_size, dtype="
     cfg = config(**cfg_options)
     args = {"model": "gpt", "cfg": cfg, "max_new_tokens": max_new_tokens, "context_size": context_size}
     model = reference_module("4.5", config_arguments, args)
-    arrays = {f"state/model.{name}": rng.normal(scale=0.1 if name.endswith("bias") else 0.6, size=tuple(p.shape))
-              for name, p in model.named_parameters()}
+    arrays = module_weights(model, rng, prefix="model.")
     arrays["idx"] = rng.integers(0, cfg["vocab_size"], size=(batch, tokens))
     label = (f"a small GPTModel (vocab_size={cfg['vocab_size']}, context_length={cfg['context_length']}); "
              f"a batch of {batch} x {tokens} ids, max_new_tokens={max_new_tokens}, context_size={context_size}, {dtype}")
@@ -318,11 +311,6 @@ def hidden_cases(task_id, seed):
 # Known mistakes (messages complete "... is wrong — it looks like ...")
 # ------------------------------------------------------------------------------------------
 
-def _subclass(task_id, **methods):
-    base = reference_object(task_id)
-    return type(base.__name__, (base,), methods)
-
-
 def _layer_norm_forward(unbiased=False, eps="inside", dim=-1, std=False, swap=False, subtract_shift=False,
                         center=True, affine=True):
     def forward(self, x):
@@ -352,7 +340,7 @@ EPS_TOO_SMALL = ("eps is missing or smaller than the spec's 1e-5: divide by torc
 
 
 def _variants_4_1():
-    ln = lambda **o: _subclass("4.1", forward=_layer_norm_forward(**o))  # noqa: E731
+    ln = lambda **o: subclass_with("4.1", forward=_layer_norm_forward(**o))  # noqa: E731
     return [
         ("the variance is the unbiased one (divided by n - 1, torch.var's default): LayerNorm uses the "
          "biased variance, x.var(dim=-1, keepdim=True, unbiased=False)", ln(unbiased=True)),
@@ -376,7 +364,7 @@ def _variants_4_1():
 
 
 def _gelu(formula):
-    return _subclass("4.2", forward=lambda self, x: formula(x))
+    return subclass_with("4.2", forward=lambda self, x: formula(x))
 
 
 def _variants_4_2():
@@ -404,7 +392,7 @@ def _feed_forward_with(activation):
     def __init__(self, cfg):
         reference_object("4.3").__init__(self, cfg)
         self.layers[1] = activation()
-    return _subclass("4.3", __init__=__init__)
+    return subclass_with("4.3", __init__=__init__)
 
 
 def _variants_4_3():
@@ -413,7 +401,7 @@ def _variants_4_3():
          "Task 4.2, the tanh approximation", _feed_forward_with(nn.GELU)),
         ("forward adds its input to the result (a shortcut, x + self.layers(x)): the shortcut belongs to "
          "the transformer block, FeedForward returns self.layers(x)",
-         _subclass("4.3", forward=lambda self, x: x + self.layers(x))),
+         subclass_with("4.3", forward=lambda self, x: x + self.layers(x))),
     ]
 
 
@@ -437,7 +425,7 @@ def _block_forward(post_norm=False, skip_att=False, skip_ff=False, parallel=Fals
 
 
 def _variants_4_4():
-    block = lambda **o: _subclass("4.4", forward=_block_forward(**o))  # noqa: E731
+    block = lambda **o: subclass_with("4.4", forward=_block_forward(**o))  # noqa: E731
     return [
         ("LayerNorm comes after each sub-block and its add (post-norm): GPT-2 normalizes first "
          "(pre-norm), x + drop(att(norm1(x)))", block(post_norm=True)),
@@ -470,7 +458,7 @@ def _model_forward(final_norm=True, positions="arange", softmax=False, tied=Fals
 
 
 def _variants_4_5():
-    model = lambda **o: _subclass("4.5", forward=_model_forward(**o))  # noqa: E731
+    model = lambda **o: subclass_with("4.5", forward=_model_forward(**o))  # noqa: E731
     return [
         ("final_norm is never applied: normalize the blocks' output before out_head", model(final_norm=False)),
         ("the position embeddings are missing: add self.pos_emb(torch.arange(num_tokens))", model(positions="none")),

@@ -40,12 +40,16 @@ def module_arrays(module, rng, x_shape, out_shape, overrides=None):
     its initialisation gives the reference's numbers.
     """
     arrays = {"x": rng.normal(size=x_shape)}
-    for name, param in module.named_parameters():
-        scale = 0.1 if name.endswith("bias") else 0.6
-        arrays["state/" + name] = rng.normal(scale=scale, size=tuple(param.shape))
+    arrays.update(module_weights(module, rng))
     arrays.update(overrides or {})
     arrays["grad_seed"] = rng.normal(size=out_shape)
     return arrays
+
+
+def module_weights(module, rng, prefix=""):
+    """state/<prefix><name> for every parameter of `module`: random weights, small biases."""
+    return {f"state/{prefix}{name}": rng.normal(scale=0.1 if name.endswith("bias") else 0.6, size=tuple(param.shape))
+            for name, param in module.named_parameters()}
 
 
 def reference_module(task_id, construct, args):
@@ -54,17 +58,23 @@ def reference_module(task_id, construct, args):
     return reference_object(task_id)(*positional, **keywords)
 
 
-def add_future_variant(arrays, args, rng):
-    """x_future: the same tokens up to position causal_t, new ones after it (causality check)."""
+def add_future_variant(arrays, args, rng, draw=None):
+    """x_future: the same tokens up to position causal_t, new ones after it (causality check).
+    draw(shape) makes the new ones (default: normal values; token ids need integers)."""
     x = arrays["x"]
     t = max(0, x.shape[1] // 2 - 1)
     future = x.copy()
-    future[:, t + 1:] = rng.normal(size=future[:, t + 1:].shape)
+    future[:, t + 1:] = (draw or (lambda size: rng.normal(size=size)))(future[:, t + 1:].shape)
     arrays["x_future"] = future
     args["causal_t"] = t
 
 
+def subclass_with(task_id, **methods):
+    """The reference class of a task with some methods replaced: a known mistake."""
+    base = reference_object(task_id)
+    return type(base.__name__, (base,), methods)
+
+
 def subclass_with_forward(task_id, forward):
     """The reference class of a task with one thing changed in forward: a known mistake."""
-    base = reference_object(task_id)
-    return type(base.__name__, (base,), {"forward": forward})
+    return subclass_with(task_id, forward=forward)

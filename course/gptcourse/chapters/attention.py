@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from gptcourse import kinds
+from gptcourse.judge import tolerances
 from gptcourse.probes import describe_attribute
 
 QKV = ("W_query", "W_key", "W_value")
@@ -127,7 +128,7 @@ def dropout_problem(got, expected, case):
     weights = expected["internals/weights"]  # (B, H, T, T)
     values = expected["internals/values"]  # (B, H, T, head_dim)
     batch, heads, tokens, head_dim = values.shape
-    rtol, atol = (1e-4, 1e-4) if str(case.device).startswith("cuda") else (1e-4, 1e-5)
+    rtol, atol = tolerances(case.device)
     dropped = 0
     for pass_index in itertools.count():
         key = f"train_{pass_index}"

@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 
 from gptcourse import kinds
+from gptcourse.judge import tolerances
 from gptcourse.tasks import Task
 
 CHAPTER = "04_gpt_model"
@@ -80,75 +81,19 @@ def describe_attention(module, case):
     return "MultiHeadAttention(" + ", ".join(parts) + ")"
 
 
-def describe_module_type(name):
-    """A submodule by its class name: 'LayerNorm' (the chapter's), 'nn.LayerNorm' (PyTorch's)."""
-    def describe(module, case):
-        child = getattr(module, name, None)
-        if child is None:
-            return "missing"
-        if not isinstance(child, nn.Module):
-            return f"a {type(child).__name__} (not an nn.Module)"
-        prefix = "nn." if type(child).__module__.startswith("torch.nn") else ""
-        return prefix + type(child).__name__
-    return describe
-
-
-def describe_dropout(name):
-    def describe(module, case):
-        child = getattr(module, name, None)
-        if isinstance(child, nn.Dropout):
-            return f"nn.Dropout(p={child.p})"
-        return "missing" if child is None else f"a {type(child).__name__} (expected an nn.Dropout)"
-    return describe
-
-
-def describe_blocks(module, case):
-    """GPTModel.trf_blocks: an nn.Sequential of n_layers distinct TransformerBlocks."""
-    blocks = getattr(module, "trf_blocks", None)
-    if blocks is None:
-        return "missing"
-    if not isinstance(blocks, nn.Sequential):
-        return f"a {type(blocks).__name__} (expected an nn.Sequential)"
-    kinds_ = sorted({type(b).__name__ for b in blocks})
-    return (f"nn.Sequential of {len(blocks)} {'/'.join(kinds_) or 'modules'} "
-            f"({len({id(b) for b in blocks})} distinct objects)")
-
-
-def describe_embedding(name):
-    def describe(module, case):
-        child = getattr(module, name, None)
-        if isinstance(child, nn.Embedding):
-            return f"nn.Embedding({child.num_embeddings}, {child.embedding_dim})"
-        return "missing" if child is None else f"a {type(child).__name__} (expected an nn.Embedding)"
-    return describe
-
-
-BLOCK_ATTRIBUTES = {
-    "att": describe_attention,
-    "ff": describe_module_type("ff"),
-    "norm1": describe_module_type("norm1"),
-    "norm2": describe_module_type("norm2"),
-    "drop_shortcut": describe_dropout("drop_shortcut"),
-}
-
-MODEL_ATTRIBUTES = {
-    "tok_emb": describe_embedding("tok_emb"),
-    "pos_emb": describe_embedding("pos_emb"),
-    "drop_emb": describe_dropout("drop_emb"),
-    "trf_blocks": describe_blocks,
-    "final_norm": describe_module_type("final_norm"),
-    "out_head": None,  # probes.describe_attribute: nn.Linear(in, out, bias)
-}
+# Described by probes.describe_attribute unless named here: "a LayerNorm" against
+# "nn.LayerNorm", "nn.Dropout(p=0.1)", "nn.Sequential of 12 TransformerBlock (12 distinct objects)".
+BLOCK_ATTRIBUTES = ("att", "ff", "norm1", "norm2", "drop_shortcut")
+MODEL_ATTRIBUTES = ("tok_emb", "pos_emb", "drop_emb", "trf_blocks", "final_norm", "out_head")
 
 
 def _drop_rate_zero(args):
     return args["cfg"]["drop_rate"] == 0.0
 
 
-def module_probe(attributes, describe=None, **options):
-    return kinds.ModuleForward(config_arguments, attributes,
-                               describe={k: v for k, v in (describe or {}).items() if v},
-                               same_in_train_mode=_drop_rate_zero, **options)
+def module_probe(attributes, describe=None):
+    return kinds.ModuleForward(config_arguments, attributes, describe=describe,
+                               same_in_train_mode=_drop_rate_zero)
 
 
 # ------------------------------------------------------------------------------------------
@@ -156,7 +101,8 @@ def module_probe(attributes, describe=None, **options):
 # ------------------------------------------------------------------------------------------
 
 def _tolerance(case):
-    rtol, atol = (1e-4, 1e-4) if str(case.device).startswith("cuda") else (1e-4, 1e-5)
+    """Elementwise np.isclose with the judge's tolerances for the case's device."""
+    rtol, atol = tolerances(case.device)
     return lambda a, b: np.abs(a - b) <= atol + rtol * np.abs(b)
 
 
@@ -320,9 +266,9 @@ PROBES = {
                                            initial_values=("scale", "shift"))},
     "4.2": {"forward": kinds.ModuleForward(no_arguments)},
     "4.3": {"forward": module_probe(("layers",), {"layers": describe_layers})},
-    "4.4": {"forward": module_probe(tuple(BLOCK_ATTRIBUTES), BLOCK_ATTRIBUTES),
+    "4.4": {"forward": module_probe(BLOCK_ATTRIBUTES, {"att": describe_attention}),
             "dropout": kinds.ModuleDropout(config_arguments, block_dropout_problem)},
-    "4.5": {"forward": module_probe(tuple(MODEL_ATTRIBUTES), MODEL_ATTRIBUTES),
+    "4.5": {"forward": module_probe(MODEL_ATTRIBUTES),
             "dropout": kinds.ModuleDropout(config_arguments, model_dropout_problem),
             "size": kinds.ModuleSize(config_arguments)},
     "4.6": {"generate": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
