@@ -620,22 +620,11 @@ def plot_gpt_architecture(cfg, batch=2, num_tokens=4):
         (5.15, f"feed-forward\n{E} → {4 * E} → {E}, GELU", "feedforward", "ff", hidden),
         (3.95, f"dropout (p = {p:g})", "dropout", "drop-ff", hidden),
     ]
-    y_prev = None
-    for y, text, colour, gid, shape in steps:
-        height = 0.8 if "\n" in text else 0.55
-        _arch_box(ax, x, y, 3.0, height, text, colour, gid)
-        if y_prev is not None:
-            _arch_arrow(ax, (x, y_prev), (x, y + height / 2), shape)
-        y_prev = y - height / 2
+    y_prev = _arch_column(ax, x, steps, None)
     _arch_add(ax, x, 7.5, "add-att")
     _arch_arrow(ax, (x, y_prev), (x, 7.72), hidden)
     _arch_shortcut(ax, x, 11.75, 7.5, "shortcut")
-    y_prev = 7.28
-    for y, text, colour, gid, shape in steps2:
-        height = 0.8 if "\n" in text else 0.55
-        _arch_box(ax, x, y, 3.0, height, text, colour, gid)
-        _arch_arrow(ax, (x, y_prev), (x, y + height / 2), shape)
-        y_prev = y - height / 2
+    y_prev = _arch_column(ax, x, steps2, 7.28)
     ax.text(x + 1.6, 5.15, f" inside:\n ({B}, {T}, {4 * E})", fontsize=8.5, family="monospace",
             color="#08519c", va="center", ha="left")
     _arch_add(ax, x, 2.9, "add-ff")
@@ -646,6 +635,18 @@ def plot_gpt_architecture(cfg, batch=2, num_tokens=4):
     ax.set_title(f"A GPT model: {L} transformer blocks, {E} features per token, "
                  f"shapes for {B} sequences of {T} tokens", fontsize=12)
     return fig
+
+
+def _arch_column(ax, x, steps, y_prev):
+    """Boxes one under another at x, each joined to the one above (or to y_prev, when given)
+    by an arrow labelled with its shape; returns the bottom edge of the last box."""
+    for y, text, colour, gid, shape in steps:
+        height = 0.8 if "\n" in text else 0.55
+        _arch_box(ax, x, y, 3.0, height, text, colour, gid)
+        if y_prev is not None:
+            _arch_arrow(ax, (x, y_prev), (x, y + height / 2), shape)
+        y_prev = y - height / 2
+    return y_prev
 
 
 def _arch_box(ax, x, y, width, height, text, kind, gid, bold=False):
