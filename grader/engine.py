@@ -114,7 +114,7 @@ def _job(task_id, source, manifest, cases, settings):
     return {
         "task": task_id,
         "names": list(task.names),
-        "earlier_names": [name for t in carried for name in t.names],
+        "earlier_names": [name for t in carried for name in t.carried_names],
         "setup_sources": [s for chapter in chapters_for(task_id) for s in manifest[chapter]["setup"]],
         "reference_sources": [manifest[t.chapter]["tasks"][t.id]["source"] for t in carried],
         "student_source": source,

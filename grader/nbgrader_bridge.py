@@ -48,7 +48,7 @@ class _reference_bound:
 
     def __init__(self, namespace, tasks):
         self.namespace = namespace
-        self.names = {name: reference_object(t.id, name) for t in tasks for name in t.names}
+        self.names = {name: reference_object(t.id, name) for t in tasks for name in t.carried_names}
         self.saved = {}
 
     def __enter__(self):

@@ -72,6 +72,39 @@ def test_a_task_carries_its_chapter_and_its_needs_not_every_earlier_chapter():
         assert chapters_for(task.id)[-1] == task.chapter
 
 
+def _global_names(code):
+    """The global names a compiled cell reads, in its functions and class bodies too."""
+    import dis
+
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if hasattr(const, "co_code"):
+            names |= _global_names(const)
+    return names
+
+
+def test_every_name_a_carried_reference_reads_is_defined_when_the_task_is_graded():
+    """The worker runs the setup cells, then the carried reference cells, then the student's
+    cell. Carrying chapter 04's GPTModel into chapter 05 once brought GPTModel's cell without
+    TransformerBlock's (it needs it at construction): the same-chapter tasks a reference cell
+    uses must be in its `needs`, so that a later chapter carries them too."""
+    import builtins
+
+    built = manifest()
+    for task in TASKS:
+        namespace = {"__name__": "__main__"}
+        for chapter in chapters_for(task.id):
+            for setup in built[chapter]["setup"]:
+                exec(setup, namespace)
+        sources = [built[t.chapter]["tasks"][t.id]["source"] for t in carried_tasks(task.id)]
+        for source in sources:
+            exec(source, namespace)
+        defined = set(namespace) | set(dir(builtins))
+        for carried, source in zip(carried_tasks(task.id), sources):
+            missing = _global_names(compile(source, carried.id, "exec")) - defined
+            assert not missing, f"task {task.id} carries {carried.id}, whose cell reads {sorted(missing)}"
+
+
 def test_the_worker_job_holds_only_the_carried_reference_sources():
     from grader.engine import Settings, _job
 
@@ -80,7 +113,7 @@ def test_the_worker_job_holds_only_the_carried_reference_sources():
         job = _job(task.id, "pass\n", built, [], Settings(out_dir="unused"))
         carried = carried_tasks(task.id)
         assert job["reference_sources"] == [built[t.chapter]["tasks"][t.id]["source"] for t in carried]
-        assert job["earlier_names"] == [n for t in carried for n in t.names]
+        assert job["earlier_names"] == [n for t in carried for n in t.carried_names]
         assert job["setup_sources"] == [s for c in chapters_for(task.id) for s in built[c]["setup"]]
         assert built[task.chapter]["tasks"][task.id]["source"] not in job["reference_sources"]
 
@@ -99,13 +132,13 @@ def test_the_reference_passes_every_device_pass_and_records_nothing():
     """The grader expects {} of a meta case without running the reference there: check that
     this is what the reference gives, on every hidden case of every task."""
     from grader.engine import Expectations
-    from grader.hidden.expectations import _seeded_probe
+    from grader.hidden.expectations import seeded_probe
     from grader.reference import reference_objects
 
     for task in TASKS:
         for case in Expectations(5, ["cpu"]).cases(task.id):
             if case.device == META:
-                assert _seeded_probe(reference_objects(task.id), case) == {}, (task.id, case.label)
+                assert seeded_probe(reference_objects(task.id), case) == {}, (task.id, case.label)
 
 
 def test_build_and_nbgrader_course_import_without_a_cycle():
@@ -121,7 +154,7 @@ def test_reference_package_and_hidden_chapters_are_found_by_name():
 
     for task in TASKS:
         assert set(reference_objects(task.id)) == set(task.names)
-        assert set(reference_earlier(task.id)) == {n for t in carried_tasks(task.id) for n in t.names}
+        assert set(reference_earlier(task.id)) == {n for t in carried_tasks(task.id) for n in t.carried_names}
         importlib.import_module(f"grader.chapters.ch{task.chapter}")
 
 

@@ -5,6 +5,7 @@ a message that says what is wrong.
 The toy tasks live in a toy chapter "99_toy", added the way a real chapter is: one entry in
 gptcourse.tasks.CHAPTERS and a chapter module (here built in memory) with TASKS and PROBES.
 """
+import contextlib
 import os
 import sys
 import types
@@ -189,6 +190,37 @@ def sample_toy(probs, n):
     return torch.multinomial(probs, n, replacement=True)
 
 
+def train_eval_toy(model, batches, optimizer, warmup):
+    """99.16: a rate that halves every step, clipping from step `warmup` on, an evaluation
+    (eval mode, no gradients) after every step; returns the evaluation losses."""
+    peak, losses = optimizer.param_groups[0]["lr"], []
+    for step, (x, y) in enumerate(batches):
+        for group in optimizer.param_groups:
+            group["lr"] = peak / 2 ** step
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        if step >= warmup:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            losses.append(((model(x) - y) ** 2).mean().item())
+        model.train()
+    return losses
+
+
+def toy_rate(step, total):
+    """99.17: a rate that falls linearly from 1 to 0."""
+    return 1 - step / total
+
+
+def toy_checked_copy(values, shape):
+    """99.18: refuses values of another shape, naming them."""
+    if tuple(values.shape) != tuple(shape):
+        raise ValueError(f"'values' has shape {tuple(values.shape)}, expected {tuple(shape)}")
+    return values.clone()
+
+
 # ------------------------------------------------------------------------------------------
 # The toy chapter module: what chapters/chNN_name.py holds for a real chapter
 # ------------------------------------------------------------------------------------------
@@ -230,6 +262,9 @@ TOY_TASKS = (
     Task("99.13", TOY, ("toy_lookup",), "B", "function of a module argument"),
     Task("99.14", TOY, ("ToyScaled",), "B", "initial values and size on meta"),
     Task("99.15", TOY, ("toy_extend",), "B", "a function that drives a model"),
+    Task("99.16", TOY, ("train_eval_toy",), "B", "training loop with evaluation, a schedule and clipping"),
+    Task("99.17", TOY, ("toy_rate",), "B", "a function called once per step"),
+    Task("99.18", TOY, ("toy_checked_copy",), "B", "a call that must raise, naming what is wrong"),
 )
 
 TOY_PROBES = {
@@ -258,6 +293,14 @@ TOY_PROBES = {
               "size": kinds.ModuleSize(lambda a: ([a["dim"]], {"layers": a["layers"]}))},
     "99.15": {"call": kinds.Function(_toy_extend_arguments, outputs=(("ids", "the returned ids"),),
                                      device_pass=True, also=_toy_record_grad_mode)},
+    "99.16": {"train": kinds.TrainingLoop(_toy_train_build, lambda p, fn, o: fn(o["model"], o["batches"], o["optimizer"],
+                                                                                p.case.args["warmup"]),
+                                          spy=True, optimizer_view=True)},
+    "99.17": {"rates": kinds.Repeated(what="the rates")},
+    "99.18": {"raises": kinds.RaisesOnCall(lambda p: ([p.tensor("values"), p.case.args["shape"]], {}),
+                                           message_ok=lambda text, case: "values" in text,
+                                           messages={"raised": "values of the wrong shape were accepted",
+                                                     "message_ok": "the error does not name the values"})},
 }
 
 REFERENCE = {
@@ -265,6 +308,7 @@ REFERENCE = {
     "99.6": ToyTokenizer, "99.7": ToyWindows, "99.8": toy_loader,
     "99.9": {"save_toy": save_toy, "load_toy": load_toy}, "99.10": train_toy, "99.11": sample_toy,
     "99.12": toy_shuffled_loader, "99.13": toy_lookup, "99.14": ToyScaled, "99.15": toy_extend,
+    "99.16": train_eval_toy, "99.17": toy_rate, "99.18": toy_checked_copy,
 }
 
 
@@ -395,7 +439,7 @@ def test_device_pass_catches_a_tensor_created_on_the_cpu_that_meta_alone_lets_th
     assert verdict_of("99.1", "forward", LinearPositionsOnCpu, args, arrays) is None
     # PyTorch's meta embedding kernel accepts CPU indices; the device pass does not.
     message = verdict_of("99.1", "forward", LinearPositionsOnCpu, args, arrays, device=META)
-    assert "created on the CPU" in message and "`embedding`" in message and "device=x.device" in message
+    assert "on the CPU" in message and "`embedding`" in message and "device=x.device" in message
     assert verdict_of("99.1", "forward", ToyLinear, args, arrays, device=META) is None
 
 
@@ -503,7 +547,7 @@ def test_tensor_function_gradients_in_place_and_device_pass():
     assert "changed its input scores in place" in verdict_of("99.5", "call", in_place, {}, arrays)
     assert "not connected to the autograd graph" in verdict_of("99.5", "call", detached, {}, arrays)
     assert verdict_of("99.5", "call", mask_on_cpu, {}, arrays) is None
-    assert "created on the CPU" in verdict_of("99.5", "call", mask_on_cpu, {}, arrays, device=META)
+    assert "on the CPU" in verdict_of("99.5", "call", mask_on_cpu, {}, arrays, device=META)
     assert "should be a torch.Tensor" in verdict_of("99.5", "call", lambda s: s.tolist(), {}, arrays)
 
 
@@ -636,7 +680,7 @@ def test_function_with_a_module_argument_records_its_gradients_and_runs_on_meta(
     message = judge("99.13", case, cut_off, observed, [("the table is never used", cut_off)])
     assert message.startswith("Gradient of table.weight: no gradient reached it"), message
     assert verdict_of("99.13", "call", rows_on_cpu, arrays=arrays) is None
-    assert "created on the CPU" in verdict_of("99.13", "call", rows_on_cpu, arrays=arrays, device=META)
+    assert "on the CPU meets" in verdict_of("99.13", "call", rows_on_cpu, arrays=arrays, device=META)
 
 
 def test_dict_and_list_differences_name_the_first_differing_entry():
@@ -703,11 +747,122 @@ def test_training_loop_observes_parameters_calls_and_mode():
 
     assert verdict_of("99.10", "train", train_toy, {}, arrays, earlier=earlier) is None
     message = verdict_of("99.10", "train", no_zero_grad, {}, arrays, earlier=earlier)
-    assert "The returned value" in message
+    assert "optimizer.zero_grad() was called 0 times, expected 3" in message  # calls before their results
+
+    def extra_zero_grad(model, batches, optimizer):
+        optimizer.zero_grad()  # one more than needed: harmless
+        return train_toy(model, batches, optimizer)
+
+    assert verdict_of("99.10", "train", extra_zero_grad, {}, arrays, earlier=earlier) is None
     assert "The model's mode afterwards (model.training): expected True, got False" in verdict_of(
         "99.10", "train", ends_in_eval, {}, arrays, earlier=earlier)
     with pytest.raises(AssertionError, match="ToyLinear. is not defined"):
         verdict_of("99.10", "train", train_toy, {}, arrays)  # without the earlier name
+
+
+def test_training_loop_spy_sees_the_mode_and_gradient_mode_of_every_forward_call():
+    arrays = training_case(np.random.default_rng(8))
+    earlier, args = {"ToyLinear": ToyLinear}, {"warmup": 1}
+
+    def evaluates_in_train_mode(model, batches, optimizer, warmup):
+        model.eval = lambda: model  # evaluation never leaves train mode
+        return train_eval_toy(model, batches, optimizer, warmup)
+
+    def evaluates_with_gradients(model, batches, optimizer, warmup):
+        with patched_no_grad():
+            return train_eval_toy(model, batches, optimizer, warmup)
+
+    def trains_in_eval_mode(model, batches, optimizer, warmup):
+        losses = []
+        for x, y in batches:
+            optimizer.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            optimizer.step()
+            model.eval()  # and never model.train() again
+            with torch.no_grad():
+                losses.append(((model(x) - y) ** 2).mean().item())
+        return losses
+
+    assert verdict_of("99.16", "train", train_eval_toy, args, arrays, earlier=earlier) is None
+    assert "ran in train mode: call model.eval()" in verdict_of(
+        "99.16", "train", evaluates_in_train_mode, args, arrays, earlier=earlier)
+    assert "with gradients on: evaluate inside `with torch.no_grad():`" in verdict_of(
+        "99.16", "train", evaluates_with_gradients, args, arrays, earlier=earlier)
+    assert "training steps ran with the model in eval mode" in verdict_of(
+        "99.16", "train", trains_in_eval_mode, args, arrays, earlier=earlier)
+
+
+class patched_no_grad:
+    """torch.no_grad() that does nothing, for a loop that forgets it (restored on exit)."""
+
+    def __enter__(self):
+        self.original = torch.no_grad
+        torch.no_grad = contextlib.nullcontext
+        return self
+
+    def __exit__(self, *exc):
+        torch.no_grad = self.original
+
+
+def test_training_loop_sees_the_rate_and_the_clipped_gradient_norm_of_every_step():
+    rng = np.random.default_rng(9)
+    arrays = training_case(rng)
+    arrays["y"] = arrays["y"] * 50  # large errors: gradient norms well above 1
+    earlier = {"ToyLinear": ToyLinear}
+    case = Case("99.16", "train", "toy", {"warmup": 1}, arrays)
+    observed = probe(train_eval_toy, case, earlier)
+    assert observed["lr_per_step"] == [0.1, 0.05, 0.025]
+    norms = observed["grad_norm_per_step"]
+    assert norms[0] > 1 and norms[1:] == pytest.approx([1.0, 1.0], abs=1e-5)
+
+    def never_clips(model, batches, optimizer, warmup):
+        return train_eval_toy(model, batches, optimizer, warmup=len(batches))
+
+    assert "The gradient norm at each optimizer step: first difference at index 1" in verdict_of(
+        "99.16", "train", never_clips, {"warmup": 1}, arrays, earlier=earlier)
+
+
+def test_repeated_records_one_result_per_call():
+    args = {"calls": [[step, 4] for step in range(4)]}
+
+    def off_by_one(step, total):
+        return 1 - step / (total - 1)
+
+    def as_tensor(step, total):
+        return torch.tensor(1 - step / total, dtype=torch.float64)
+
+    assert verdict_of("99.17", "rates", toy_rate, args) is None
+    assert verdict_of("99.17", "rates", as_tensor, args) is None  # a 0-d tensor counts as its number
+    message = verdict_of("99.17", "rates", off_by_one, args)
+    assert "first difference at index 1" in message
+
+
+def test_raises_on_call_wants_an_error_that_names_the_problem():
+    args, arrays = {"shape": [2, 2]}, {"values": np.ones((2, 3))}
+
+    def accepts(values, shape):
+        return values.clone()
+
+    def vague(values, shape):
+        raise ValueError("shape mismatch")
+
+    assert verdict_of("99.18", "raises", toy_checked_copy, args, arrays) is None
+    assert verdict_of("99.18", "raises", accepts, args, arrays) == "values of the wrong shape were accepted"
+    assert verdict_of("99.18", "raises", vague, args, arrays) == "the error does not name the values"
+
+
+def test_an_accepted_alternative_reading_passes_and_the_message_stays_the_reference_s():
+    args = {"values": [1.0, 2.0], "text": "a b"}
+
+    def other_reading(values, text):
+        return {**toy_stats(values, text), "count": 3}
+
+    alternative = probe(other_reading, Case("99.4", "call", "toy", args, {}))
+    assert verdict_of("99.4", "call", other_reading, args) is not None
+    assert verdict_of("99.4", "call", other_reading, args, extras={"internals/alternatives": [alternative]}) is None
+    wrong = verdict_of("99.4", "call", lambda values, text: {**toy_stats(values, text), "count": 4}, args,
+                       extras={"internals/alternatives": [alternative]})
+    assert "expected 2" in wrong
 
 
 def test_an_earlier_name_the_probe_needs_but_cannot_find_is_named_with_its_task():
@@ -818,4 +973,4 @@ def test_a_function_that_drives_a_model_records_what_the_model_saw():
     assert "changed its input ids in place" in verdict_of("99.15", "call", toy_extend_in_place, args, arrays)
     case = Case("99.15", "call", "a toy case", args, arrays, "float32", META)
     assert device_pass_supported(case)
-    assert "created on the CPU" in probe(toy_extend_ids_on_cpu, case)["error"]["message"]
+    assert "on the CPU meets" in probe(toy_extend_ids_on_cpu, case)["error"]["message"]

@@ -107,7 +107,7 @@ def _verdict(tasks, objects, namespace):
     objects: the graded names to check; namespace: where the earlier names they use live.
     """
     for task in tasks:
-        earlier = {name: namespace[name] for t in carried_tasks(task.id) for name in t.names
+        earlier = {name: namespace[name] for t in carried_tasks(task.id) for name in t.carried_names
                    if name in namespace}
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # check() prints its own line

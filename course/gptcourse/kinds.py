@@ -33,6 +33,8 @@ Every kind has:
   (random outputs) instead of comparing them with the reference's;
 - `hints`: functions (key, got, expected, case) -> a property hint ("" when it does not apply).
 """
+import contextlib
+import io
 import os
 
 import numpy as np
@@ -248,6 +250,35 @@ class RaisesOnConstruct(Kind):
             p.obs["raises"] = False
 
 
+class RaisesOnCall(Kind):
+    """A function that must refuse what the case gives it, with a message that says why.
+
+    call(p) -> (positional, keywords). Recorded: `raised` (any exception counts) and, when
+    message_ok(message, case) is given, `message_ok`: whether "Type: message" says what it
+    must (names the offending tensor, say). messages: feedback for `raised` and `message_ok`.
+    """
+
+    def __init__(self, call, message_ok=None, messages=None, name=None):
+        self.call = call
+        self.message_ok = message_ok
+        self.messages = dict(messages or {})
+        self.name = name
+
+    def probe(self, p):
+        fn = p.name(self.name) if self.name else p.obj
+        positional, keywords = self.call(p)
+        p.step = f"calling {getattr(fn, '__name__', 'your function')}({_describe_call(p, positional, keywords)})"
+        try:
+            fn(*positional, **keywords)
+        except Exception as error:  # any exception is the requested behaviour here
+            p.record_value("raised", True, "whether the call raised")
+            if self.message_ok:
+                text = f"{type(error).__name__}: {error}"
+                p.record_value("message_ok", bool(self.message_ok(text, p.case)), "whether the message says why")
+        else:
+            p.record_value("raised", False, "whether the call raised")
+
+
 # ------------------------------------------------------------------------------------------
 # Functions and classes
 # ------------------------------------------------------------------------------------------
@@ -265,11 +296,13 @@ class Function(Kind):
     require grad are recorded. name: the graded name to call (default: the task's first).
     device_pass: run once more on the meta device (default: when the outputs are tensors).
     also(p): record more observations after the call (what a model passed in saw, say).
+    scalars: a returned 0-d tensor is recorded as a Python number (a mean loss may be either).
     """
 
     def __init__(self, call, outputs=("result",), tensors=False, grad_of=None, name=None, device_pass=None,
-                 also=None):
+                 also=None, scalars=False):
         self.call = call
+        self.scalars = scalars
         self.also = also
         self.outputs = [(o, f"the returned {o}") if isinstance(o, str) else tuple(o) for o in outputs]
         self.tensors = tensors
@@ -285,6 +318,8 @@ class Function(Kind):
         result = fn(*positional, **keywords)
         values = self._split(result, fn_name)
         for (key, what), value in zip(self.outputs, values):
+            if self.scalars and isinstance(value, torch.Tensor) and value.dim() == 0:
+                value = value.item()
             (p.record if self.tensors else p.record_value)(key, value, what)
         p.record_inputs_after()
         if self.also:
@@ -296,6 +331,8 @@ class Function(Kind):
             p.record_input_grads()
 
     def _split(self, result, fn_name):
+        if not self.outputs:  # called for what it does; also(p) records that
+            return []
         if len(self.outputs) == 1:
             return [result]
         if not isinstance(result, (tuple, list)) or len(result) != len(self.outputs):
@@ -304,6 +341,26 @@ class Function(Kind):
                                f"got {type(result).__name__}"
                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
         return list(result)
+
+
+class Repeated(Kind):
+    """A function called once per row of args["calls"] (each row its positional arguments);
+    the results are recorded as one list, `results` (a 0-d tensor counts as its number).
+    A schedule, say: the learning rate of every step."""
+
+    def __init__(self, name=None, what="the returned values"):
+        self.name = name
+        self.what = what
+
+    def probe(self, p):
+        fn = p.name(self.name) if self.name else p.obj
+        fn_name = getattr(fn, "__name__", self.name or "your function")
+        results = []
+        for row in p.case.args["calls"]:
+            p.step = f"calling {fn_name}({', '.join(repr(v) for v in row)})"
+            value = fn(*row)
+            results.append(value.item() if isinstance(value, torch.Tensor) and value.dim() == 0 else value)
+        p.record_value("results", results, self.what)
 
 
 class Methods(Kind):
@@ -504,26 +561,124 @@ class TrainingLoop(Kind):
     the model is left in train mode, and every parameter afterwards. Torch's random numbers
     are seeded from the case first, so the reference and a student who draws the same
     numbers in the same order agree exactly.
+
+    spy: a hook on the model notes the mode (train/eval) and the gradient mode of every
+    forward call: `forward_calls` counts each combination (owned: training calls must be as
+    many as the reference's, evaluation calls in eval mode without gradients, how many is
+    free). name: the graded name to call (default: the task's first). optimizer_view: at every optimizer.step() the learning rate of the first parameter
+    group and the norm of all gradients (what clipping changes) are noted: `lr_per_step`,
+    `grad_norm_per_step`.
     """
 
-    def __init__(self, build, call):
+    TRAINING, EVALUATION = "train mode, gradients on", "eval mode, gradients off"
+    EVAL_WITH_GRAD, TRAIN_WITHOUT_GRAD = "eval mode, gradients on", "train mode, gradients off"
+
+    def __init__(self, build, call, spy=False, optimizer_view=False, name=None):
         self.build = build
         self.call = call
+        self.name = name  # the graded name to call (default: the task's first)
+        self.spy = spy
+        self.optimizer_view = optimizer_view
 
     def probe(self, p):
         p.step = "building the small model the test trains"
         objects = self.build(p)
         model, optimizer = objects["model"], objects["optimizer"]
+        steps = _watch_steps(optimizer, model) if self.optimizer_view else None
         counts = _count_calls(optimizer, ("step", "zero_grad"))
+        calls = _spy_forward_calls(model) if self.spy else None
         torch.manual_seed(p.ctx.seed % 2**31)
-        fn = p.obj
+        fn = p.name(self.name) if self.name else p.obj
         p.step = f"calling {getattr(fn, '__name__', 'your training function')}(...)"
-        result = self.call(p, fn, objects)
-        p.record_value("returned", result, "the returned value")
+        with contextlib.redirect_stdout(io.StringIO()):  # the loop's progress lines are not feedback
+            result = self.call(p, fn, objects)
+        # The judge reads the observations in this order: what went wrong in the loop (calls,
+        # modes, rates, clipping) before what follows from it (the returned losses, the weights).
         p.record_value("optimizer_calls", dict(counts), "the optimizer calls")
+        if calls is not None:
+            p.record_value("forward_calls", self._count_modes(calls), "the model's forward calls by mode")
         p.record_value("training_mode_after", bool(model.training), "the model's mode afterwards")
+        if steps is not None:
+            p.record_value("lr_per_step", steps["lr"], "the learning rate at each optimizer step")
+            p.record_value("grad_norm_per_step", steps["grad_norm"], "the gradient norm at each optimizer step")
+        p.record_value("returned", result, "the returned value")
         for name, param in sorted(model.named_parameters()):
             p.record(f"param/{name}", param, f"parameter {name}")
+
+    def _count_modes(self, calls):
+        names = {(True, True): self.TRAINING, (False, False): self.EVALUATION,
+                 (False, True): self.EVAL_WITH_GRAD, (True, False): self.TRAIN_WITHOUT_GRAD}
+        counts = dict.fromkeys(names.values(), 0)
+        for mode in calls:
+            counts[names[mode]] += 1
+        return counts
+
+    def owns(self, key):
+        return key in ("forward_calls", "optimizer_calls")
+
+    def judge_key(self, key, got, expected, case):
+        have, want = got.get(key), expected[key]
+        if not isinstance(have, dict):
+            return f"{key.replace('_', ' ')} could not be observed"
+        if key == "optimizer_calls":
+            return self._optimizer_calls_problem(have, want)
+        return self._forward_calls_problem(have, want)
+
+    @staticmethod
+    def _optimizer_calls_problem(have, want):
+        """step() exactly as often as the reference; zero_grad() at least as often (an extra
+        call, before the first batch say, changes nothing)."""
+        steps, zeroed = have.get("step", 0), have.get("zero_grad", 0)
+        if steps != want["step"]:
+            return (f"optimizer.step() was called {steps} times, expected {want['step']}: one step per batch, "
+                    f"after loss.backward()")
+        if zeroed < want["zero_grad"]:
+            return (f"optimizer.zero_grad() was called {zeroed} times, expected {want['zero_grad']}: without it "
+                    f"each batch's gradients add up to the previous ones; call it once per batch, before "
+                    f"loss.backward()")
+        return None
+
+    def _forward_calls_problem(self, have, want):
+        trained, wanted = have.get(self.TRAINING, 0), want[self.TRAINING]
+        if have.get(self.EVAL_WITH_GRAD, 0) and trained < wanted:
+            return (f"{have[self.EVAL_WITH_GRAD]} training steps ran with the model in eval mode: after "
+                    f"evaluating, switch back with model.train() before the next batch (dropout must be "
+                    f"on while training)")
+        if have.get(self.EVAL_WITH_GRAD, 0):
+            return (f"{have[self.EVAL_WITH_GRAD]} evaluation calls of the model ran with gradients on: "
+                    f"evaluate inside `with torch.no_grad():`, which builds no graph and saves memory")
+        if have.get(self.TRAIN_WITHOUT_GRAD, 0):
+            return (f"{have[self.TRAIN_WITHOUT_GRAD]} evaluation calls of the model ran in train mode: call "
+                    f"model.eval() before evaluating (it turns dropout off), and model.train() afterwards")
+        if trained != wanted:
+            return (f"the model ran {trained} times with gradients in train mode, expected {wanted}: one "
+                    f"forward pass per batch, for every batch of every epoch")
+        if want.get(self.EVALUATION, 0) and not have.get(self.EVALUATION, 0):
+            return "the model was never evaluated (in eval mode, without gradients)"
+        return None
+
+
+def _spy_forward_calls(model):
+    """A list that gets (model.training, torch.is_grad_enabled()) at every forward call."""
+    calls = []
+    model.register_forward_pre_hook(lambda module, inputs: calls.append((module.training, torch.is_grad_enabled())))
+    return calls
+
+
+def _watch_steps(optimizer, model):
+    """Wrap optimizer.step so that every call notes the first group's learning rate and the
+    norm of all the model's gradients at that moment (after any clipping)."""
+    seen = {"lr": [], "grad_norm": []}
+    original = optimizer.step
+
+    def step(*args, **kwargs):
+        seen["lr"].append(float(optimizer.param_groups[0]["lr"]))
+        grads = [param.grad.detach().double().pow(2).sum() for param in model.parameters() if param.grad is not None]
+        seen["grad_norm"].append(float(torch.stack(grads).sum().sqrt()) if grads else 0.0)
+        return original(*args, **kwargs)
+
+    optimizer.step = step
+    return seen
 
 
 def _count_calls(obj, methods):

@@ -40,6 +40,7 @@ for each task start with it, and processes that never run on meta (the grader's 
 pay for it.
 """
 import os
+import re
 import shutil
 import tempfile
 import traceback
@@ -138,6 +139,7 @@ class _Probe:
         self.device = torch.device(case.device)
         self.meta = case.device == META  # the device pass: shapes only, nothing is recorded
         self.inputs = {}  # name -> (leaf tensor, the tensor handed to the code under test)
+        self.cpu_inputs = {}  # name -> a tensor handed over on the CPU, for the code to move (cpu_input)
         self.modules = {}  # name -> a module handed to the code under test (see module_input)
 
     # -- the objects under test -------------------------------------------------------------
@@ -177,6 +179,15 @@ class _Probe:
         given = leaf.clone()
         self.inputs[name] = (leaf, given)
         return given
+
+    def cpu_input(self, name, shown_as=None):
+        """The case's integer array `name` as an int64 tensor on the CPU, whatever the case's
+        device: what a data loader hands over, for the code under test to move with
+        .to(device). On the device pass, an operation that meets it (or a view of it) still
+        on the CPU is reported by its name (`shown_as`: the argument's name in the task)."""
+        value = torch.as_tensor(np.asarray(self.case.arrays[name]), dtype=torch.int64)
+        self.cpu_inputs[shown_as or name] = value
+        return value
 
     def module_input(self, name, module):
         """A module the code under test receives as an argument (an nn.Embedding table).
@@ -388,7 +399,12 @@ _CROSS_DEVICE_OK = {_aten.index, _aten.index_put, _aten.index_put_, _aten._index
 
 
 class _DeviceMixGuard(TorchDispatchMode):
-    """Refuse any operation that mixes a meta tensor with a CPU tensor of one or more dims."""
+    """Refuse any operation that mixes a meta tensor with a CPU tensor of one or more dims.
+    cpu_inputs: {name: tensor} handed over on the CPU for the code to move (named if they stay)."""
+
+    def __init__(self, cpu_inputs=None):
+        super().__init__()
+        self.cpu_inputs = {} if cpu_inputs is None else cpu_inputs  # filled while the probe runs
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -397,8 +413,14 @@ class _DeviceMixGuard(TorchDispatchMode):
             if any(t.device.type == META for t in tensors):
                 stray = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
                 if stray:
-                    raise DeviceMixError(_device_mix_message(func, stray[0]))
+                    raise DeviceMixError(_device_mix_message(func, stray[0], self._input_named(stray[0])))
         return func(*args, **kwargs)
+
+    def _input_named(self, tensor):
+        """The name of the handed-over CPU input that `tensor` is (or is a view of), or None."""
+        storage = tensor.untyped_storage().data_ptr()
+        return next((name for name, given in self.cpu_inputs.items()
+                     if given.untyped_storage().data_ptr() == storage), None)
 
 
 def _tensors_in(values):
@@ -411,15 +433,23 @@ def _tensors_in(values):
             yield from _tensors_in(value)
 
 
-def _device_mix_message(func, stray):
+def _device_mix_message(func, stray, input_name=None):
     operation = str(func.overloadpacket).replace("aten.", "")
+    if input_name:
+        return (
+            f"{input_name} was handed to your code on the CPU and reached `{operation}` still there, "
+            f"while the model is on the device under test (PyTorch's 'meta' device stands in for a GPU "
+            f"here; on a GPU this fails with \"Expected all tensors to be on the same device\"): move it "
+            f"first with {input_name}.to(device)"
+        )
     return (
-        f"a tensor of shape {tuple(stray.shape)} that your code created on the CPU meets the "
-        f"module's own tensors in `{operation}`. On a GPU this fails with \"Expected all tensors "
-        f"to be on the same device\" (checked here on PyTorch's 'meta' device, which stands in "
-        f"for a GPU): a tensor made inside forward (torch.ones, torch.triu, torch.arange, ...) "
-        f"stays on the CPU. Create it with device=x.device, or make it once in __init__ with "
-        f"self.register_buffer so that .to(device) moves it with the module"
+        f"a tensor of shape {tuple(stray.shape)} on the CPU meets tensors on the device under test "
+        f"in `{operation}`. On a GPU this fails with \"Expected all tensors to be on the same device\" "
+        f"(checked here on PyTorch's 'meta' device, which stands in for a GPU). Either your code made "
+        f"it: a tensor made inside forward (torch.ones, torch.triu, torch.arange, ...) stays on the "
+        f"CPU; create it with device=x.device, or once in __init__ with self.register_buffer so that "
+        f".to(device) moves it with the module. Or it is an input your code never moved: "
+        f"batch.to(device) before using it"
     )
 
 
@@ -463,7 +493,7 @@ def run_probe(obj_or_names, case: Case, ctx=None):
         if probe.meta:
             if getattr(kind, "device_pass", False):
                 load_meta_kernels()
-                with _DeviceMixGuard():
+                with _DeviceMixGuard(probe.cpu_inputs):
                     kind.probe(probe)
         else:
             kind.probe(probe)
@@ -499,10 +529,13 @@ def observe(names, cases, ctx=None, scratch=None, earlier=None):
     return observations
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colour codes (torch.load's errors have some)
+
+
 def describe_exception(exc, step):
     return {
         "type": type(exc).__name__,
-        "message": str(exc)[:600],
+        "message": _ANSI.sub("", str(exc))[:600],
         "step": step,
         "where": _student_line(exc),
         "ours": isinstance(exc, ProbeFailure),

@@ -100,5 +100,5 @@ def _check_case(task, name, names, case, expected, variants, context):
 
 def _earlier_from(namespace, task_id):
     """The earlier graded names a task uses, as the calling notebook defines them."""
-    wanted = [n for t in carried_tasks(task_id) for n in t.names]
+    wanted = [n for t in carried_tasks(task_id) for n in t.carried_names]
     return {n: namespace[n] for n in wanted if n in namespace}

@@ -26,6 +26,15 @@ class Task:
     # the notebook's carry-over cells), and same-chapter tasks the reference itself calls.
     # Earlier tasks of the same chapter are always available, since the notebook defines them.
     needs: tuple = ()
+    # Helper names the task's cell also defines (the book's evaluate_model, say) that later
+    # tasks may call. Never graded, never required of the student: when a later task is
+    # graded they are bound to the reference together with the graded names.
+    helpers: tuple = ()
+
+    @property
+    def carried_names(self):
+        """What a later task gets of this one: its graded names, then its helpers."""
+        return tuple(self.names) + tuple(self.helpers)
 
     @property
     def slug(self):

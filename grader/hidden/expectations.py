@@ -26,7 +26,7 @@ def expectations(case):
         # (tests/test_chapter_structure.py checks that the reference gives exactly that.)
         return {}, lambda: []
     reference_case = case.on("cpu")
-    expected = _seeded_probe(reference_objects(case.task), reference_case)
+    expected = seeded_probe(reference_objects(case.task), reference_case)
     if "error" in expected:
         raise RuntimeError(f"the reference fails on task {case.task}, {case.label} "
                            f"[{reference_case.device}]: {expected['error']}")
@@ -40,11 +40,11 @@ def variant_observations(case):
     observations = []
     for message, obj in variants(case.task):
         names = {**reference, **obj} if isinstance(obj, dict) else {**reference, first: obj}
-        observations.append((message, _seeded_probe(names, case)))
+        observations.append((message, seeded_probe(names, case)))
     return observations
 
 
-def _seeded_probe(names, case):
+def seeded_probe(names, case):
     """Train-mode dropout draws random numbers: seed them so that fixtures are reproducible.
     Earlier tasks' names are the reference's, as they are for the student's code."""
     torch.manual_seed(0)

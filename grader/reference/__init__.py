@@ -26,5 +26,6 @@ def reference_objects(task_id):
 
 
 def reference_earlier(task_id):
-    """{graded name: reference object} of the earlier tasks a task carries (see carried_tasks)."""
-    return {name: obj for task in carried_tasks(task_id) for name, obj in reference_objects(task.id).items()}
+    """{name: reference object} of the earlier tasks a task carries (see carried_tasks): their
+    graded names and the helpers their cells define for later tasks."""
+    return {name: reference_object(task.id, name) for task in carried_tasks(task_id) for name in task.carried_names}

@@ -20,9 +20,9 @@ CHAPTER = "04_gpt_model"
 TASKS = (
     Task("4.1", CHAPTER, ("LayerNorm",), "B", "Layer normalization"),
     Task("4.2", CHAPTER, ("GELU",), "B", "The GELU activation"),
-    Task("4.3", CHAPTER, ("FeedForward",), "B", "The feed-forward network"),
-    Task("4.4", CHAPTER, ("TransformerBlock",), "I", "The transformer block", needs=("3.2",)),
-    Task("4.5", CHAPTER, ("GPTModel",), "I", "The GPT model"),
+    Task("4.3", CHAPTER, ("FeedForward",), "B", "The feed-forward network", needs=("4.2",)),
+    Task("4.4", CHAPTER, ("TransformerBlock",), "I", "The transformer block", needs=("3.2", "4.1", "4.3")),
+    Task("4.5", CHAPTER, ("GPTModel",), "I", "The GPT model", needs=("4.1", "4.4")),
     Task("4.6", CHAPTER, ("generate_text_simple",), "B", "Greedy text generation"),
 )
 
