@@ -12,5 +12,6 @@ c.CourseDirectory.course_id = "gpt-from-scratch"
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 # A student who deletes a check cell still gets it graded: autograde puts it back.
 c.OverwriteCells.add_missing_cells = True
-# Every cell of these chapters runs in seconds; an infinite loop should not hold the batch.
-c.Execute.timeout = 60
+# Every graded cell runs in seconds (chapter 05 skips its training runs while nbgrader grades,
+# see gptcourse.notebook.being_graded); an infinite loop should not hold the batch.
+c.Execute.timeout = 120

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gptcourse.tasks import get_task, task_of_cell
+from gptcourse.tasks import carried_tasks, get_task, task_of_cell
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"
@@ -53,9 +53,16 @@ def filled_notebook(chapter, overrides=None):
     nb = copy.deepcopy(release_notebook(chapter))
     for cell in nb["cells"]:
         gid = grade_id(cell)
-        if gid.startswith(("task_", "carry_")):
+        if gid.startswith("task_"):
             task_id = task_of_cell(gid).id
             cell["source"] = overrides.get(task_id, sources[task_id])
+        elif gid.startswith("carry_"):
+            # What a student pastes on Colab: the earlier task with everything its cell uses
+            # (chapter 04's GPTModel needs TransformerBlock, LayerNorm, ... and chapter 03's
+            # MultiHeadAttention).
+            task_id = task_of_cell(gid).id
+            needed = [t.id for t in carried_tasks(task_id)] + [task_id]
+            cell["source"] = overrides.get(task_id, "\n\n".join(sources[t] for t in needed))
     return nb
 
 

@@ -40,6 +40,9 @@ CORPUS_STUDENTS = [
     "3.2/correct_einsum",
     "4.4/wrong_dropout_on_sum",
     "4.6/wrong_no_no_grad",
+    "5.2/wrong_only_inputs_moved",
+    "5.4/wrong_eval_no_eval_mode",
+    "5.7/correct_book_inline_schedule",
 ]
 
 def corpus(item):

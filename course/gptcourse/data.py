@@ -89,6 +89,15 @@ DATASETS: dict[str, Dataset] = {
             size=203_524,
         ),
         Dataset(
+            # OpenAI's GPT-2 124M as Hugging Face publishes it, pinned to one revision of the
+            # repository so that the checksum stays valid. Not in the offline mirror (548 MB).
+            name="gpt2-124m",
+            url="https://huggingface.co/openai-community/gpt2/resolve/607a30d783dfa663caf39e06633721c8d4cfcd7e/model.safetensors",
+            sha256="248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707",
+            filename="gpt2/model.safetensors",
+            size=548_105_171,
+        ),
+        Dataset(
             name="tinyshakespeare",
             url="https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
             sha256="86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",

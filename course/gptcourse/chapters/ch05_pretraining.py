@@ -1,0 +1,619 @@
+"""Chapter 05, pretraining: its tasks, their probes and the hints.
+
+The losses (5.2, 5.3) run on a tiny language model defined here, so that the self-check does
+not depend on the student's own GPTModel; the hidden cases use a small GPTModel as well.
+The batches are handed over on the CPU and the device pass runs the model on PyTorch's
+"meta" device: a batch that is never moved to `device` is caught without a GPU.
+
+The training loops (5.4, 5.7) train a small model for a few steps in float64, so that any
+correct loop gives the reference's parameters to many digits; a hook notes the mode and the
+gradient mode of every forward call, and the optimizer notes the learning rate and the
+gradient norm at every step (kinds.TrainingLoop).
+"""
+import math
+import pickle
+
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from gptcourse import kinds
+from gptcourse.probes import DeviceMixError, ProbeFailure
+from gptcourse.tasks import Task
+
+CHAPTER = "05_pretraining"
+
+TASKS = (
+    Task("5.1", CHAPTER, ("text_to_token_ids", "token_ids_to_text"), "B", "Text to token ids and back"),
+    Task("5.2", CHAPTER, ("calc_loss_batch",), "I", "The loss of a batch", needs=("4.5",)),
+    Task("5.3", CHAPTER, ("calc_loss_loader",), "I", "The loss over a data loader", needs=("5.2",)),
+    Task("5.4", CHAPTER, ("train_model_simple",), "A", "The training loop", needs=("4.5", "4.6", "5.1", "5.3"),
+         helpers=("evaluate_model", "generate_and_print_sample")),
+    Task("5.5", CHAPTER, ("save_checkpoint", "load_checkpoint"), "I", "Saving and loading a checkpoint",
+         needs=("4.5",)),
+    Task("5.6", CHAPTER, ("load_weights_into_gpt",), "A", "Loading OpenAI's GPT-2 weights", needs=("4.5",)),
+    Task("5.7", CHAPTER, ("lr_at_step", "train_model"), "A", "Warmup, cosine decay and gradient clipping",
+         needs=("4.5", "4.6", "5.1", "5.3", "5.4")),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# A tiny language model: the losses and the training loops run on it
+# ------------------------------------------------------------------------------------------
+
+class TinyLanguageModel(nn.Module):
+    """Token and position embeddings, a tanh, an output head: logits (batch, tokens, vocab).
+
+    It has a GPT's interface (token ids in, logits out, `pos_emb` says the context length)
+    at a fraction of the cost. On the meta device it refuses token ids that were left on the
+    CPU with a message about moving the batch.
+    """
+
+    def __init__(self, vocab_size, context_length, emb_dim):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, emb_dim)
+        self.pos_emb = nn.Embedding(context_length, emb_dim)
+        self.out_head = nn.Linear(emb_dim, vocab_size, bias=False)
+
+    def forward(self, in_idx):
+        weight = self.tok_emb.weight
+        if in_idx.device != weight.device and weight.device.type == "meta":
+            raise DeviceMixError(
+                f"the batch of token ids reached the model on the {in_idx.device.type} while the model is on "
+                f"the device under test (PyTorch's 'meta' device stands in for a GPU here): move both batches "
+                f"to `device` before using them, with .to(device)")
+        positions = torch.arange(in_idx.shape[1], device=in_idx.device)
+        return self.out_head(torch.tanh(self.tok_emb(in_idx) + self.pos_emb(positions)))
+
+
+class GPT2Shaped(nn.Module):
+    """The parameters of a GPTModel(cfg) with qkv_bias=True, under the same names, and nothing
+    else (no forward): what load_weights_into_gpt fills in. The self-check loads checkpoints
+    into it, so that it does not depend on the student's own GPTModel."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        emb, vocab = cfg["emb_dim"], cfg["vocab_size"]
+        self.tok_emb = nn.Embedding(vocab, emb)
+        self.pos_emb = nn.Embedding(cfg["context_length"], emb)
+        self.trf_blocks = nn.Sequential(*[_ShapedBlock(emb) for _ in range(cfg["n_layers"])])
+        self.final_norm = _ShapedNorm(emb)
+        self.out_head = nn.Linear(emb, vocab, bias=False)
+
+
+class _ShapedBlock(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        self.att = nn.Module()
+        for name in ("W_query", "W_key", "W_value", "out_proj"):
+            setattr(self.att, name, nn.Linear(emb, emb))
+        self.ff = nn.Module()
+        self.ff.layers = nn.Sequential(nn.Linear(emb, 4 * emb), nn.GELU(approximate="tanh"), nn.Linear(4 * emb, emb))
+        self.norm1, self.norm2 = _ShapedNorm(emb), _ShapedNorm(emb)
+
+
+class _ShapedNorm(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(emb))
+        self.shift = nn.Parameter(torch.zeros(emb))
+
+
+def _model(p, name="model"):
+    """The model a case describes: the tiny one, or a small GPTModel (the reference's in grading),
+    with the case's weights, on the case's device and dtype, in eval mode."""
+    args = p.case.args
+    if args.get("model", "tiny") == "tiny":
+        model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"])
+    else:
+        model = p.name("GPTModel")(dict(args["cfg"]))
+    return p.module_input(name, model)
+
+
+def _cpu_ids(p, name, shown_as=None):
+    """Token ids as a data loader hands them over: int64 on the CPU, whatever the device (on the
+    device pass, one that is never moved is reported by its name)."""
+    return p.cpu_input(name, shown_as)
+
+
+# ------------------------------------------------------------------------------------------
+# 5.1 Text to token ids and back
+# ------------------------------------------------------------------------------------------
+
+def encode_arguments(p):
+    return [p.case.args["text"], p.ctx.tokenizer], {}
+
+
+def decode_arguments(p):
+    return [p.input("ids"), p.ctx.tokenizer], {}
+
+
+def record_round_trip(p):
+    """Whether the ids are integers (an embedding needs them so), and the text back from
+    text_to_token_ids through token_ids_to_text."""
+    ids = p.name("text_to_token_ids")(p.case.args["text"], p.ctx.tokenizer)
+    is_integer = isinstance(ids, torch.Tensor) and not ids.is_floating_point() and not ids.is_complex()
+    p.record_value("ids_are_integers", is_integer, "whether the ids are an integer tensor")
+    p.step = "turning the ids back into text with token_ids_to_text"
+    p.record_value("round_trip", p.name("token_ids_to_text")(ids, p.ctx.tokenizer), "the text after a round trip")
+
+
+# ------------------------------------------------------------------------------------------
+# 5.2 and 5.3 The losses
+# ------------------------------------------------------------------------------------------
+
+def batch_loss_arguments(p):
+    """calc_loss_batch(input_batch, target_batch, model, device): batches on the CPU."""
+    model = _model(p)
+    return [_cpu_ids(p, "inputs", "input_batch"), _cpu_ids(p, "targets", "target_batch"), model, p.case.device], {}
+
+
+def loader_loss_arguments(p):
+    """calc_loss_loader(data_loader, model, device[, num_batches]): a loader on the CPU."""
+    args = p.case.args
+    dataset = TensorDataset(_cpu_ids(p, "inputs"), _cpu_ids(p, "targets"))
+    loader = DataLoader(dataset, batch_size=args["batch_size"], shuffle=False)
+    model = _model(p)
+    keywords = {"num_batches": args["num_batches"]} if "num_batches" in args else {}
+    return [loader, model, p.case.device], keywords
+
+
+# ------------------------------------------------------------------------------------------
+# 5.4 and 5.7 The training loops
+# ------------------------------------------------------------------------------------------
+
+def build_training(p):
+    """A small model in float64 with the case's weights, AdamW, and two loaders that do not
+    shuffle (train and validation), built from the case."""
+    args = p.case.args
+    model = _model(p)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args["lr"], weight_decay=args["weight_decay"])
+
+    def loader(prefix):
+        dataset = TensorDataset(_cpu_ids(p, f"{prefix}_inputs"), _cpu_ids(p, f"{prefix}_targets"))
+        return DataLoader(dataset, batch_size=args["batch_size"], shuffle=False)
+
+    return {"model": model, "optimizer": optimizer, "train_loader": loader("train"), "val_loader": loader("val")}
+
+
+def _loop_arguments(p, o):
+    args = p.case.args
+    return [o["model"], o["train_loader"], o["val_loader"], o["optimizer"], p.case.device, args["num_epochs"],
+            args["eval_freq"], args["eval_iter"], args["start_context"], p.ctx.tokenizer]
+
+
+def call_train_model_simple(p, fn, o):
+    return fn(*_loop_arguments(p, o))
+
+
+def call_train_model(p, fn, o):
+    args = p.case.args
+    keywords = {"initial_lr": args["initial_lr"], "min_lr": args["min_lr"]}
+    return fn(*_loop_arguments(p, o), args["warmup_steps"], **keywords)
+
+
+# ------------------------------------------------------------------------------------------
+# 5.5 Checkpoints
+# ------------------------------------------------------------------------------------------
+
+def _optimizer_state(optimizer):
+    """The optimizer's state as plain data: per parameter (in order) its tensors and step."""
+    state = optimizer.state_dict()
+    plain = {"param_groups": [{k: v for k, v in group.items() if k != "params"} for group in state["param_groups"]]}
+    for index, values in sorted(state["state"].items()):
+        for key, value in values.items():
+            plain[f"state/{index}/{key}"] = value.detach().double().numpy() if torch.is_tensor(value) else value
+    return plain
+
+
+def _trained_model(p, name):
+    """A small model with the case's weights and an AdamW that has taken two steps (so its
+    state holds moments), both from the case."""
+    model = _model(p, name)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=p.case.args["lr"])
+    ids = _cpu_ids(p, "inputs")
+    for _ in range(2):
+        optimizer.zero_grad()
+        logits = model(ids)
+        nn.functional.cross_entropy(logits.flatten(0, 1), ids.roll(-1, 1).flatten()).backward()
+        optimizer.step()
+    return model, optimizer
+
+
+def write_checkpoint(p, save, path):
+    p.saved_model, p.saved_optimizer = _trained_model(p, "model")
+    save(p.saved_model, p.saved_optimizer, path)
+
+
+def read_checkpoint(p, load, path):
+    """Load into a fresh model (other weights) and a fresh optimizer; what they hold afterwards."""
+    args = p.case.args
+    model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"]).to(p.dtype)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1.0) if args["with_optimizer"] else None
+    if optimizer is not None:
+        load(path, model, optimizer)
+    else:
+        load(path, model)
+    restored = {f"model/{name}": value.detach().double().numpy() for name, value in model.state_dict().items()}
+    if optimizer is not None:
+        restored.update({f"optimizer/{k}": v for k, v in _optimizer_state(optimizer).items()})
+    return restored
+
+
+class UnsafeOnLoad:
+    """A pickled object that notes it was unpickled: what a malicious checkpoint would run."""
+
+    ran = []
+
+    def __reduce__(self):
+        return (_note_unpickled, ("the checkpoint's pickled object ran",))
+
+
+def _note_unpickled(message):
+    UnsafeOnLoad.ran.append(message)
+    return message
+
+
+def _with_pickled_object(checkpoint):
+    """The student's checkpoint with an object added that runs code when unpickled."""
+    if isinstance(checkpoint, dict):
+        return {**checkpoint, "note": UnsafeOnLoad()}
+    if isinstance(checkpoint, (list, tuple)):
+        return [*checkpoint, UnsafeOnLoad()]
+    return {"checkpoint": checkpoint, "note": UnsafeOnLoad()}
+
+
+def write_unsafe_checkpoint(p, save, path):
+    model, optimizer = _trained_model(p, "model")
+    save(model, optimizer, path)
+    # The file was written by save_checkpoint just now: reading it back in full is safe here.
+    checkpoint = torch.load(path, weights_only=False)
+    torch.save(_with_pickled_object(checkpoint), path)
+
+
+def read_unsafe_checkpoint(p, load, path):
+    """Whether loading ran the pickled object, and whether the load refused the file."""
+    args = p.case.args
+    model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"]).to(p.dtype)
+    UnsafeOnLoad.ran.clear()
+    try:
+        load(path, model)
+        refused = False
+    except pickle.UnpicklingError:
+        refused = True
+    return {"ran_pickled_code": bool(UnsafeOnLoad.ran), "refused": refused}
+
+
+# ------------------------------------------------------------------------------------------
+# 5.6 Loading GPT-2 weights in the Hugging Face layout
+# ------------------------------------------------------------------------------------------
+
+def hf_state_dict(p):
+    """The case's GPT-2 checkpoint: tensors named as in Hugging Face's model.safetensors."""
+    return {key[len("hf/"):]: torch.tensor(np.asarray(value), dtype=p.dtype)
+            for key, value in p.case.arrays.items() if key.startswith("hf/")}
+
+
+def load_weights_arguments(p):
+    args = p.case.args
+    build = GPT2Shaped if args["model"] == "shaped" else p.name("GPTModel")
+    model = build(dict(args["cfg"]))
+    model.to(p.dtype)
+    p.loaded_model = model
+    p.state_dict = hf_state_dict(p)
+    p.state_dict_before = {k: v.clone() for k, v in p.state_dict.items()}
+    return [model, p.state_dict], {}
+
+
+def record_loaded_model(p):
+    """Every parameter of the model afterwards, the output head next to the token embedding,
+    the logits of a few tokens, and whether the state dict was changed."""
+    model = p.loaded_model
+    changed = sorted(k for k, v in p.state_dict.items()
+                     if k in p.state_dict_before and (v.shape != p.state_dict_before[k].shape
+                                                      or not torch.equal(v, p.state_dict_before[k])))
+    p.record_value("state_dict_changed", changed, "the state dict's tensors changed by the call")
+    # remove_duplicate=False: an output head that shares the token embedding's Parameter is listed too
+    for name, param in sorted(model.named_parameters(remove_duplicate=False)):
+        p.record(f"param/{name}", param, f"parameter {name}")
+    if p.case.args["model"] == "gpt":
+        model.eval()
+        with torch.no_grad():
+            p.step = "running the loaded model on a few tokens"
+            p.record("logits", model(p.tensor("idx")), "the loaded model's logits")
+
+
+def names_the_tensor(message, case):
+    """Whether an error message names the tensor whose shape is wrong (its checkpoint key, or the
+    model parameter it goes to; a block index with the layer's short name counts too)."""
+    text = message.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
+    key, param = case.args["bad_key"], case.args["bad_param"]
+    block, short = case.args["bad_block"], case.args["bad_short"]
+    return key in text or param in text or (short in text and str(block) in text)
+
+
+# ------------------------------------------------------------------------------------------
+
+PROBES = {
+    "5.1": {"encode": kinds.Function(encode_arguments, outputs=(("ids", "the returned token ids"),),
+                                     name="text_to_token_ids", also=record_round_trip, device_pass=False),
+            "decode": kinds.Function(decode_arguments, outputs=(("text", "the returned text"),),
+                                     name="token_ids_to_text", device_pass=False)},
+    "5.2": {"loss": kinds.Function(batch_loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
+                                   grad_of="loss", device_pass=True)},
+    "5.3": {"loss": kinds.Function(loader_loss_arguments, outputs=(("loss", "the returned loss"),), scalars=True,
+                                   device_pass=True)},
+    "5.4": {"train": kinds.TrainingLoop(build_training, call_train_model_simple, spy=True, optimizer_view=True)},
+    "5.5": {"file": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_checkpoint,
+                                        read=read_checkpoint),
+            "unsafe": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_unsafe_checkpoint,
+                                          read=read_unsafe_checkpoint)},
+    "5.6": {"load": kinds.Function(load_weights_arguments, outputs=(), also=record_loaded_model, device_pass=False),
+            "mismatch": kinds.RaisesOnCall(load_weights_arguments, message_ok=names_the_tensor, messages={
+                "raised": "a checkpoint tensor of the wrong shape was copied without complaint: compare each "
+                          "tensor's shape with the parameter it replaces and raise an error that names it",
+                "message_ok": "the error for a wrongly shaped tensor does not say which tensor it is: put the "
+                              "checkpoint key (h.0.attn.c_attn.weight, say) or the parameter in the message, "
+                              "with both shapes"})},
+    "5.7": {"schedule": kinds.Repeated("lr_at_step", "the learning rate of every step"),
+            "train": kinds.TrainingLoop(build_training, call_train_model, spy=True, optimizer_view=True,
+                                        name="train_model")},
+}
+
+KEY_NAMES = {
+    "ids": "The returned token ids",
+    "text": "The returned text",
+    "round_trip": "The text after text_to_token_ids then token_ids_to_text",
+    "loss": "The returned loss",
+    "returned": "The returned value",
+    "lr_per_step": "The learning rate the optimizer used at each step",
+    "grad_norm_per_step": "The gradient norm the optimizer saw at each step (after any clipping)",
+    "read_back": "What the model and optimizer hold after load_checkpoint",
+    "state_dict_changed": "The checkpoint tensors your function changed",
+    "logits": "The loaded model's logits",
+    "ids_are_integers": "Whether text_to_token_ids returns integer ids",
+    "results": "The learning rates of the schedule, step by step",
+    "after/ids": "The ids passed in, after the call",
+}
+
+ERROR_HINTS = [
+    (r"disallowed special token",
+     "the text contains <|endoftext|>: tokenizer.encode(text, allowed_special={\"<|endoftext|>\"})", ("5.1",)),
+    (r"argument 'tokens'|cannot be converted to 'Sequence'|'Tensor' object cannot be interpreted as an integer"
+     r"|unhashable type|'list' object cannot be interpreted as an integer|'float' object cannot be interpreted"
+     r"|not an instance of 'Sequence'",
+     "tokenizer.decode takes a flat list of integer ids: remove the batch dimension with squeeze(0) (only "
+     "dimension 0: a single token must stay a list) and convert with .tolist(); the ids must be integers",
+     ("5.1",)),
+    (r"'int' object is not iterable",
+     "squeeze() without an argument also removes the token dimension when there is one token: "
+     "squeeze(0) removes the batch dimension only", ("5.1",)),
+    (r"Expected input batch_size \(\d+\) to match target batch_size|Expected target size",
+     "cross_entropy wants logits of shape (N, vocab_size) and targets of shape (N,): flatten batch and "
+     "tokens together, logits.flatten(0, 1) and target_batch.flatten()", ("5.2", "5.3")),
+    (r"ZeroDivisionError",
+     "an empty data loader has no batches to average: return float(\"nan\") when len(data_loader) == 0",
+     ("5.3",)),
+    (r"not supported between instances of '(int|NoneType)' and '(NoneType|int)'",
+     "num_batches=None means every batch: if num_batches is None: num_batches = len(data_loader), "
+     "otherwise min(num_batches, len(data_loader))", ("5.3",)),
+    (r"Weights only load failed",
+     "torch.load(..., weights_only=True) reads tensors, numbers, strings, lists and dicts only, and this "
+     "checkpoint holds more: save the state dicts (model.state_dict(), optimizer.state_dict()), not the model "
+     "or optimizer objects", ("5.5",), "instead"),
+    (r"'NoneType' object has no attribute '(load_state_dict|state_dict)'",
+     "load_checkpoint(path, model) without an optimizer must work: restore the optimizer's state only "
+     "when one is given (if optimizer is not None)", ("5.5",)),
+    (r"Missing key\(s\) in state_dict|Unexpected key\(s\) in state_dict",
+     "load_state_dict got another dictionary than the model's own: save model.state_dict() under one key "
+     "and optimizer.state_dict() under another, and load each into its own object", ("5.5",)),
+    (r"KeyError: '(transformer\.|lm_head)",
+     "the keys in this checkpoint have no 'transformer.' prefix and there is no lm_head: the output head "
+     "takes the token embedding's weights (wte.weight)", ("5.6",)),
+    (r"KeyError: 'h\.\d+\.|index \d+ is out of range",
+     "the checkpoint has exactly as many blocks as the model, numbered from 0: loop over the model's own "
+     "blocks, for b in range(len(gpt.trf_blocks)), not a fixed 12 (names: h.<b>.attn.c_attn.weight, "
+     "h.<b>.ln_1.weight, ...)", ("5.6",)),
+    (r"KeyError: '(wte|wpe|ln_f)",
+     "the checkpoint's names are Hugging Face's: wte.weight, wpe.weight, h.<block>.attn.c_attn.weight, "
+     "h.<block>.ln_1.weight, ..., ln_f.weight (print(list(state_dict)) to see them all)", ("5.6",)),
+    (r"(?i)shape|size mismatch|must match the size",
+     "a checkpoint of exactly the model's sizes was refused: GPT-2's Conv1D weights are stored (in, out) and "
+     "need .T for nn.Linear's (out, in), and c_attn holds query, key and value side by side along its LAST "
+     "dimension, torch.chunk(weight, 3, dim=-1)", ("5.6",)),
+    (r"ZeroDivisionError",
+     "total_steps is every step of the run, len(train_loader) * num_epochs, and warmup ends before it: "
+     "the cosine's denominator total_steps - warmup_steps is then never 0", ("5.7",)),
+]
+
+
+def _loss_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key != "loss" or have is None or want is None:
+        return ""
+    have, want = np.asarray(have, dtype=float), np.asarray(want, dtype=float)
+    if have.shape != ():
+        return ("the loss must be one number, the mean over every token of every sequence: "
+                "cross_entropy(logits.flatten(0, 1), target_batch.flatten()) with its default reduction")
+    tokens = int(np.asarray(case.arrays.get("inputs", np.zeros((1, 1)))).size)
+    if want and np.isclose(have / want, tokens, rtol=1e-4):
+        return "that is the sum over the tokens, not the mean: keep cross_entropy's default reduction='mean'"
+    if np.isclose(have, -want, rtol=1e-4):
+        return "the sign is flipped: cross-entropy is the mean of -log p(target), a positive number"
+    return ("compare the logits at each position with the target at the same position: "
+            "the targets are already shifted by one, cross_entropy(logits.flatten(0, 1), targets.flatten())")
+
+
+def _loader_loss_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key != "loss" or not isinstance(want, float):
+        return ""
+    if math.isnan(want):
+        return "an empty data loader has no batches: return float(\"nan\")"
+    if isinstance(have, float) and not math.isnan(have) and case.args.get("num_batches") is not None:
+        return (f"average over the first min(num_batches, len(data_loader)) batches: here num_batches="
+                f"{case.args['num_batches']}; add up the batch losses of exactly those and divide by their count")
+    return ("the mean of the batch losses: add loss.item() of each batch and divide by the number of batches "
+            "(a partial last batch counts as one batch, like any other)")
+
+
+def _step_tokens(case):
+    """The tokens seen after each step of a training case (batches in order, every epoch)."""
+    args = case.args
+    inputs = np.asarray(case.arrays["train_inputs"])
+    sizes = [len(inputs[i:i + args["batch_size"]]) * inputs.shape[1] for i in range(0, len(inputs), args["batch_size"])]
+    return list(np.cumsum(sizes * args["num_epochs"]))
+
+
+def _training_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key == "training_mode_after":
+        return "leave the model in train mode (model.train()) after evaluating or generating"
+    if key == "returned" and isinstance(have, (list, tuple)) and isinstance(want, list):
+        names = "train_losses, val_losses, tokens_seen" + (", lrs" if len(want) == 4 else "")
+        if len(have) != len(want):
+            return f"return {len(want)} lists: {names}"
+        seen, expected_seen = have[2], want[2]
+        if isinstance(seen, list) and seen != expected_seen:
+            if all(t in _step_tokens(case) for t in seen):
+                return (f"the evaluations happen after other steps: evaluate when global_step % eval_freq == 0, "
+                        f"with global_step counting every step from 0 across epochs (-1 before the first step, "
+                        f"incremented right after each step), so at steps 0, eval_freq, 2 * eval_freq, ...; "
+                        f"tokens seen at the evaluations: yours {seen}, expected {expected_seen}")
+            return (f"tokens seen: after each step add input_batch.numel() (sequences times tokens); "
+                    f"yours {seen}, expected {expected_seen}")
+        return ("the losses differ: each evaluation averages eval_iter batches of each loader "
+                "(calc_loss_loader(..., num_batches=eval_iter)) right after the step")
+    if key.startswith("param/"):
+        return ("the trained weights differ: per batch, zero_grad, the loss of the batch, backward, step, "
+                "in that order, for every batch of every epoch")
+    return ""
+
+
+def _schedule_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key not in ("results", "lr_per_step") or not isinstance(have, list) or not isinstance(want, list):
+        return ""
+    warmup = case.args["warmup_steps"]
+    if len(have) != len(want):
+        return f"{len(want)} steps expected, got {len(have)}"
+    numbers = [h for h in have if isinstance(h, (int, float))]
+    if key == "lr_per_step" and len(numbers) == len(have) and warmup < len(have) \
+            and numbers[warmup] < 0.5 * want[warmup] and all(b <= a for a, b in zip(numbers, numbers[1:])):
+        return ("the rate never climbs to the optimizer's rate: read the peak once, before the loop "
+                "(peak_lr = optimizer.param_groups[0][\"lr\"]); inside the loop the optimizer holds the rate "
+                "you set at the previous step")
+    for step, (h, w) in enumerate(zip(have, want)):
+        if not isinstance(h, (int, float)) or not np.isclose(h, w, rtol=1e-6, atol=1e-12):
+            phase = "warmup" if step < warmup else "cosine decay"
+            if step < warmup:
+                detail = ("during warmup the rate climbs in equal steps from initial_lr: initial_lr + step * "
+                          "(peak_lr - initial_lr) / warmup_steps, with step counted from 0")
+            elif step == warmup:
+                detail = "the first step after warmup (step == warmup_steps) runs at the peak rate: progress 0"
+            else:
+                detail = ("after warmup, progress = (step - warmup_steps) / (total_steps - warmup_steps) and "
+                          "lr = min_lr + (peak_lr - min_lr) * 0.5 * (1 + cos(pi * progress))")
+            return f"step {step} ({phase}): yours {h}, expected {w:.6g} — {detail}"
+    return ""
+
+
+def _gradient_norm_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key != "grad_norm_per_step" or not isinstance(have, list) or len(have) != len(want):
+        return ""
+    if have and not any(have) and any(want):
+        return ("the optimizer saw no gradients at all: zero_grad() must come before loss.backward(), not "
+                "between backward and step (it wipes the gradients the step needs)")
+    warmup = case.args.get("warmup_steps")
+    if warmup is None:
+        return "the gradients the optimizer saw differ: per batch, zero_grad, loss, backward, then step"
+    for step, (h, w) in enumerate(zip(have, want)):
+        if np.isclose(h, w, rtol=1e-5):
+            continue
+        if step >= warmup and h > 1.0 + 1e-6:
+            return (f"at step {step}, after warmup, the optimizer saw a gradient norm of {h:.3f}: clip it to 1.0 "
+                    f"between loss.backward() and optimizer.step(), "
+                    f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)")
+        if step < warmup and np.isclose(h, 1.0, rtol=1e-5):
+            return (f"at step {step}, during warmup, the gradient was clipped to norm 1: clip only after warmup "
+                    f"(global_step >= warmup_steps)")
+        return f"at step {step} the optimizer saw a gradient norm of {h:.4g}, expected {w:.4g}"
+    return ""
+
+
+def _checkpoint_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key != "read_back" or not isinstance(have, dict) or not isinstance(want, dict):
+        return ""
+    if "ran_pickled_code" in want:
+        if have.get("ran_pickled_code"):
+            return ("loading ran code hidden in the checkpoint: torch.load(path, weights_only=True) refuses "
+                    "anything but tensors and plain data, so a checkpoint from a stranger cannot run code")
+        return ""
+    missing = sorted(k for k in want if not _same_value(have.get(k), want[k]))
+    if any(k.startswith("optimizer/") for k in missing) and not any(k.startswith("model/") for k in missing):
+        return ("the model came back but the optimizer did not: save optimizer.state_dict() as well and "
+                "restore it with optimizer.load_state_dict(...) when an optimizer is given (AdamW's moments "
+                "are part of training's state)")
+    if missing:
+        return (f"{missing[0].split('/', 1)[1]} was not restored: save model.state_dict() and load it back "
+                f"with model.load_state_dict(...)")
+    return ""
+
+
+def _same_value(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.allclose(a, b)
+    return a == b
+
+
+def _weights_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key == "state_dict_changed":
+        return ("the state dict passed in was changed (an in-place transpose or copy?): read from it, "
+                "do not write into it")
+    if not key.startswith("param/") or not isinstance(have, np.ndarray) or not isinstance(want, np.ndarray):
+        return ""
+    name = key[len("param/"):]
+    transposed = want.ndim == 2 and want.shape[0] != want.shape[1] and have.shape == want.shape[::-1]
+    if want.ndim == 2 and want.shape[0] == want.shape[1] and have.shape == want.shape:
+        transposed = np.allclose(have, want.T) and not np.allclose(have, want)
+    if transposed:
+        return (f"{name} holds the checkpoint's matrix untransposed: GPT-2's Conv1D layers store (in, out), "
+                f"nn.Linear stores (out, in), so take .T of the c_attn, attn.c_proj, mlp.c_fc and mlp.c_proj weights")
+    if name == "out_head.weight":
+        return "the output head is tied to the token embedding in GPT-2: out_head.weight gets wte.weight"
+    if ".att.W_" in name:
+        return ("c_attn holds query, key and value side by side along its last dimension, in that order, in "
+                "c_attn.weight and c_attn.bias alike: torch.chunk(c_attn_weight, 3, dim=-1) (then .T for each "
+                "weight) and torch.chunk(c_attn_bias, 3, dim=-1)")
+    if ".norm1." in name or ".norm2." in name or "final_norm" in name:
+        return ("LayerNorm's scale takes ln_*.weight and its shift ln_*.bias; ln_1 goes to norm1 (before "
+                "attention), ln_2 to norm2 (before the feed-forward network), ln_f to final_norm")
+    return f"{name} does not hold the checkpoint's values: see the table of names in the task"
+
+
+def _ids_hint(key, got, expected, case):
+    if key == "ids_are_integers":
+        return ("token ids are integers: torch.tensor(ids) keeps them int64 (with dtype=torch.float an "
+                "nn.Embedding cannot look them up)")
+    have, want = got.get(key), expected.get(key)
+    if key == "ids" and isinstance(have, np.ndarray) and isinstance(want, np.ndarray) and have.shape != want.shape:
+        return (f"text_to_token_ids returns shape (1, num_tokens), a batch of one: "
+                f"torch.tensor(ids).unsqueeze(0); yours has shape {have.shape}")
+    return ""
+
+
+HINTS = {
+    "5.1": [_ids_hint],
+    "5.2": [_loss_hint],
+    "5.3": [_loader_loss_hint],
+    "5.4": [_gradient_norm_hint, _training_hint],
+    "5.5": [_checkpoint_hint],
+    "5.6": [_weights_hint],
+    "5.7": [_schedule_hint, _gradient_norm_hint, _training_hint],
+}

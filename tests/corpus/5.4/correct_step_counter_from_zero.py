@@ -1,0 +1,45 @@
+# expect: correct
+# mistake: none (a step counter from 0, tested before it is incremented; evaluate_model restores the mode it found with model.train(was_training); optimizer.zero_grad(set_to_none=True) after the step instead of before the forward pass)
+def evaluate_model(model, train_loader, val_loader, device, eval_iter):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        train_loss = calc_loss_loader(train_loader, model, device, num_batches=eval_iter)
+        val_loss = calc_loss_loader(val_loader, model, device, num_batches=eval_iter)
+    model.train(was_training)
+    return train_loss, val_loss
+
+
+def generate_and_print_sample(model, tokenizer, device, start_context):
+    """Print 50 greedy tokens after start_context, to watch the model learn. (Given.)"""
+    model.eval()
+    context_size = model.pos_emb.weight.shape[0]
+    encoded = text_to_token_ids(start_context, tokenizer).to(device)
+    with torch.no_grad():
+        token_ids = generate_text_simple(model, encoded, max_new_tokens=50, context_size=context_size)
+    text = token_ids_to_text(token_ids, tokenizer)
+    print(text.replace("\n", " "))  # one line per sample
+    model.train()
+
+
+def train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs,
+                       eval_freq, eval_iter, start_context, tokenizer):
+    train_losses, val_losses, track_tokens_seen = [], [], []
+    tokens_seen = 0
+    step = 0
+    model.train()
+    for epoch in range(num_epochs):
+        for input_batch, target_batch in train_loader:
+            loss = calc_loss_batch(input_batch, target_batch, model, device)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            tokens_seen += input_batch.shape[0] * input_batch.shape[1]
+            if step % eval_freq == 0:
+                train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
+                train_losses.append(train_loss)
+                val_losses.append(val_loss)
+                track_tokens_seen.append(tokens_seen)
+            step += 1
+        generate_and_print_sample(model, tokenizer, device, start_context)
+    return train_losses, val_losses, track_tokens_seen
