@@ -173,7 +173,11 @@ def build_training(p):
 
     def loader(prefix):
         dataset = TensorDataset(_cpu_ids(p, f"{prefix}_inputs"), _cpu_ids(p, f"{prefix}_targets"))
-        return DataLoader(dataset, batch_size=args["batch_size"], shuffle=False)
+        # Every iter(loader) draws a seed, from the loader's own generator here: a loop that goes
+        # through a loader more often than the reference (to count its tokens first, say) must
+        # not shift the dropout masks that the global generator gives the training steps.
+        return DataLoader(dataset, batch_size=args["batch_size"], shuffle=False,
+                          generator=torch.Generator().manual_seed(0))
 
     return {"model": model, "optimizer": optimizer, "train_loader": loader("train"), "val_loader": loader("val")}
 
