@@ -14,13 +14,15 @@ masters' solution code without the solution markers. It contains the solutions: 
 only where answers are meant to be seen. The graded release in course/ is not touched.
 """
 import argparse
+import ast
+import dis
 import os
 import sys
 
 import nbformat
 
-from gptcourse.tasks import CHAPTERS, get_task, task_of_cell
-from grader.build import COURSE, SOLUTIONS, master_path, nbgrader_meta, read_notebook, strip_markers
+from gptcourse.tasks import CHAPTERS, carried_tasks, get_task, task_of_cell
+from grader.build import COURSE, SOLUTIONS, build_manifest, master_path, nbgrader_meta, read_notebook, strip_markers
 
 ANSWER_TAG = "answer"
 
@@ -51,6 +53,52 @@ def answer_cell(task_id, solution, carried=False):
     )
 
 
+def carried_answer(task_id, solutions, chapter):
+    """The answer to an earlier chapter's task, for a notebook of `chapter`: the answers of
+    everything its code uses (chapter 04's GPTModel needs LayerNorm, ..., TransformerBlock and
+    chapter 03's MultiHeadAttention), after the imports and constants of the earlier chapters'
+    setup cells that this code reads and `chapter`'s own setup does not define (chapter 01's
+    TOKEN_PATTERN, `re`, `Dataset`)."""
+    manifest = build_manifest()
+    needed = [task.id for task in carried_tasks(task_id)] + [task_id]
+    code = [solutions[needed_id].strip("\n") for needed_id in needed]
+    read = set().union(*(_names_read(source) for source in code))
+    own = {name for setup in manifest[chapter]["setup"] for name, _ in _definitions(setup)}
+    prelude = []
+    for earlier in dict.fromkeys(get_task(needed_id).chapter for needed_id in needed):
+        for setup in manifest[earlier]["setup"]:
+            for name, statement in _definitions(setup):
+                if name in read and name not in own and statement not in prelude:
+                    prelude.append(statement)
+    return "\n\n".join(["\n".join(prelude)] * bool(prelude) + code) + "\n"
+
+
+def _definitions(source):
+    """(name, statement) for every top-level import and assignment of a setup cell."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = (alias.asname or alias.name).split(".")[0]
+                yield name, ast.get_source_segment(source, node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    yield target.id, ast.get_source_segment(source, node)
+
+
+def _names_read(source):
+    """The global names a piece of code reads (in its functions and classes too)."""
+    def walk(code):
+        names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+        for const in code.co_consts:
+            if hasattr(const, "co_code"):
+                names |= walk(const)
+        return names
+
+    return walk(compile(source, "<answer>", "exec"))
+
+
 def workshop_notebook(chapter, solutions):
     """The released notebook of `chapter` with an answer cell after each task and carry cell."""
     nb = read_notebook(os.path.join(COURSE, f"{chapter}.ipynb"))
@@ -66,7 +114,7 @@ def workshop_notebook(chapter, solutions):
             waiting = task_of_cell(grade_id).id
         following = nb.cells[index + 1] if index + 1 < len(nb.cells) else None
         if waiting and not (following is not None and "paste" in following.metadata.get("tags", [])):
-            cells.append(answer_cell(waiting, solutions[waiting], carried=True))
+            cells.append(answer_cell(waiting, carried_answer(waiting, solutions, chapter), carried=True))
             waiting = None
     nb.cells = cells
     return nb

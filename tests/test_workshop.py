@@ -57,6 +57,18 @@ def test_the_carried_task_gets_its_answer_after_the_paste_cell(edition):
     assert "class CausalAttention(nn.Module):" in answer.source
 
 
+def test_a_carried_answer_brings_everything_the_carried_code_uses(edition):
+    """Chapter 05 carries GPTModel: its answer must define the chapter 04 classes GPTModel
+    builds on and chapter 03's MultiHeadAttention too (the answer alone used to stop at
+    GPTModel(cfg) with "needs Task 4.4")."""
+    nb = nbformat.read(edition / "05_pretraining.ipynb", as_version=4)
+    index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == "carry_4_5")
+    answer = nb.cells[index + 2].source
+    assert answer.startswith("# Answer to Task 4.5 (chapter 04)")
+    for name in ("MultiHeadAttention", "LayerNorm", "GELU", "FeedForward", "TransformerBlock", "GPTModel"):
+        assert f"class {name}(nn.Module):" in answer, name
+
+
 def test_writing_into_the_release_folder_is_refused():
     with pytest.raises(ValueError, match="release or the masters"):
         workshop.write_workshop(REPO / "course")
