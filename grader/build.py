@@ -11,6 +11,7 @@ One source for each fact: a task's solution exists only in its master's solution
 """
 import argparse
 import difflib
+import dis
 import json
 import os
 import sys
@@ -84,6 +85,18 @@ def chapter_manifest(chapter):
         raise ValueError(f"{master_path(chapter)}: expected a solution cell and a check cell for "
                          f"each of the tasks {expected}, found {tasks}")
     return {"setup": setup, "carry": carry, "tasks": {tid: tasks[tid] for tid in expected}}
+
+
+def names_read(source):
+    """The global names a cell's code reads, in its functions and class bodies too."""
+    def walk(code):
+        names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+        for const in code.co_consts:
+            if hasattr(const, "co_code"):
+                names |= walk(const)
+        return names
+
+    return walk(compile(source, "<cell>", "exec"))
 
 
 def carried_reference_import(task):

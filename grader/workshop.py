@@ -15,14 +15,14 @@ only where answers are meant to be seen. The graded release in course/ is not to
 """
 import argparse
 import ast
-import dis
 import os
 import sys
 
 import nbformat
 
 from gptcourse.tasks import CHAPTERS, carried_tasks, get_task, task_of_cell
-from grader.build import COURSE, SOLUTIONS, build_manifest, master_path, nbgrader_meta, read_notebook, strip_markers
+from grader.build import (COURSE, SOLUTIONS, build_manifest, master_path, names_read, nbgrader_meta, read_notebook,
+                          strip_markers)
 
 ANSWER_TAG = "answer"
 
@@ -62,7 +62,7 @@ def carried_answer(task_id, solutions, chapter):
     manifest = build_manifest()
     needed = [task.id for task in carried_tasks(task_id)] + [task_id]
     code = [solutions[needed_id].strip("\n") for needed_id in needed]
-    read = set().union(*(_names_read(source) for source in code))
+    read = set().union(*(names_read(source) for source in code))
     own = {name for setup in manifest[chapter]["setup"] for name, _ in _definitions(setup)}
     prelude = []
     for earlier in dict.fromkeys(get_task(needed_id).chapter for needed_id in needed):
@@ -85,18 +85,6 @@ def _definitions(source):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     yield target.id, ast.get_source_segment(source, node)
-
-
-def _names_read(source):
-    """The global names a piece of code reads (in its functions and classes too)."""
-    def walk(code):
-        names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
-        for const in code.co_consts:
-            if hasattr(const, "co_code"):
-                names |= walk(const)
-        return names
-
-    return walk(compile(source, "<answer>", "exec"))
 
 
 def workshop_notebook(chapter, solutions):

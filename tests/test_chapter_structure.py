@@ -72,23 +72,14 @@ def test_a_task_carries_its_chapter_and_its_needs_not_every_earlier_chapter():
         assert chapters_for(task.id)[-1] == task.chapter
 
 
-def _global_names(code):
-    """The global names a compiled cell reads, in its functions and class bodies too."""
-    import dis
-
-    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
-    for const in code.co_consts:
-        if hasattr(const, "co_code"):
-            names |= _global_names(const)
-    return names
-
-
 def test_every_name_a_carried_reference_reads_is_defined_when_the_task_is_graded():
     """The worker runs the setup cells, then the carried reference cells, then the student's
     cell. Carrying chapter 04's GPTModel into chapter 05 once brought GPTModel's cell without
     TransformerBlock's (it needs it at construction): the same-chapter tasks a reference cell
     uses must be in its `needs`, so that a later chapter carries them too."""
     import builtins
+
+    from grader.build import names_read
 
     built = manifest()
     for task in TASKS:
@@ -101,7 +92,7 @@ def test_every_name_a_carried_reference_reads_is_defined_when_the_task_is_graded
             exec(source, namespace)
         defined = set(namespace) | set(dir(builtins))
         for carried, source in zip(carried_tasks(task.id), sources):
-            missing = _global_names(compile(source, carried.id, "exec")) - defined
+            missing = names_read(source) - defined
             assert not missing, f"task {task.id} carries {carried.id}, whose cell reads {sorted(missing)}"
 
 

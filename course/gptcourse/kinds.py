@@ -318,8 +318,8 @@ class Function(Kind):
         result = fn(*positional, **keywords)
         values = self._split(result, fn_name)
         for (key, what), value in zip(self.outputs, values):
-            if self.scalars and isinstance(value, torch.Tensor) and value.dim() == 0:
-                value = value.item()
+            if self.scalars:
+                value = as_number(value)
             (p.record if self.tensors else p.record_value)(key, value, what)
         p.record_inputs_after()
         if self.also:
@@ -343,6 +343,11 @@ class Function(Kind):
         return list(result)
 
 
+def as_number(value):
+    """A 0-d tensor as its Python number (a mean loss, a rate may be either); anything else as it is."""
+    return value.item() if isinstance(value, torch.Tensor) and value.dim() == 0 else value
+
+
 class Repeated(Kind):
     """A function called once per row of args["calls"] (each row its positional arguments);
     the results are recorded as one list, `results` (a 0-d tensor counts as its number).
@@ -359,7 +364,7 @@ class Repeated(Kind):
         for row in p.case.args["calls"]:
             p.step = f"calling {fn_name}({', '.join(repr(v) for v in row)})"
             value = fn(*row)
-            results.append(value.item() if isinstance(value, torch.Tensor) and value.dim() == 0 else value)
+            results.append(as_number(value))
         p.record_value("results", results, self.what)
 
 

@@ -19,7 +19,7 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from gptcourse import kinds
-from gptcourse.probes import DeviceMixError, ProbeFailure
+from gptcourse.probes import DeviceMixError
 from gptcourse.tasks import Task
 
 CHAPTER = "05_pretraining"
