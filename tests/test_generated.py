@@ -34,3 +34,18 @@ def test_every_chapter_has_a_master_a_release_and_fixtures():
         assert (REPO / "solutions" / f"{chapter}.ipynb").is_file()
         assert (REPO / "course" / f"{chapter}.ipynb").is_file()
         assert (REPO / "course" / "gptcourse" / "fixtures" / f"{chapter}.json").is_file()
+
+
+def test_fixtures_from_another_machine_are_not_stale():
+    """A fixture made on another CPU (or under another load) may differ in the last bits of its
+    plain numbers (a loss, a gradient norm) as well as its arrays, and NaN stays NaN: that is
+    not staleness. Plain floats used to be compared exactly, so `make test` failed whenever a
+    training case's last bit moved."""
+    from gptcourse import records
+    from grader.build import _same_numbers
+
+    committed = {"loss": float("nan"), "norms": [0.5820484780620252, 4.4913587429807], "ids": [1, 2]}
+    regenerated = {"loss": float("nan"), "norms": [0.5820484780620251, 4.491358742980698], "ids": [1, 2]}
+    assert _same_numbers(records.dumps(committed), records.dumps(regenerated))
+    assert not _same_numbers(records.dumps(committed), records.dumps(dict(regenerated, norms=[0.58, 4.49])))
+    assert not _same_numbers(records.dumps(committed), records.dumps(dict(regenerated, ids=[1, 3])))
