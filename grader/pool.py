@@ -35,6 +35,7 @@ MAX_STRING = 20_000  # characters of one string
 MAX_ITEMS = 100_000  # entries of one list or dict
 START_TIMEOUT = 120.0  # seconds for a new host to import torch and say it is ready
 GRACE = 15.0  # seconds beyond the task's own limit before the pool kills an unresponsive host
+STDERR_TAIL = 4000  # bytes of a host's stderr kept for the error when it dies
 
 
 class MalformedMessage(ValueError):
@@ -164,14 +165,37 @@ class Host:
 
     def __init__(self, isolation, replies):
         command, env = sandbox.host_command(isolation)
+        # stderr is kept (its tail): a host that cannot start (an import error, say) must say why.
+        # Graded code never writes there: each child points its fds 1 and 2 at /dev/null.
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+                                        stderr=subprocess.PIPE, env=env, start_new_session=True,
                                         cwd="/" if isolation.sandbox == "bwrap" else tempfile.gettempdir())
         self.ready = False
         self.item = self.job = None  # the job being run
         self.deadline = time.monotonic() + START_TIMEOUT
         self.replies = replies
+        self._stderr = bytearray()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         threading.Thread(target=self._read_replies, daemon=True).start()
+
+    def _read_stderr(self):
+        """Keep the last STDERR_TAIL bytes the host writes to stderr (reading all of it, so that
+        the host never blocks on a full pipe)."""
+        fd = self.process.stderr.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._stderr += chunk
+            del self._stderr[:-STDERR_TAIL]
+
+    def stderr_tail(self):
+        """The end of what the host wrote to stderr, as text (after stop(), all of it)."""
+        return bytes(self._stderr).decode("utf-8", "replace").strip()
 
     def _read_replies(self):
         fd = self.process.stdout.fileno()
@@ -204,7 +228,8 @@ class Host:
             self.process.wait(5)
         except subprocess.TimeoutExpired:
             pass
-        for stream in (self.process.stdin, self.process.stdout):
+        self._stderr_reader.join(1.0)  # the pipe ends with the host: read what it wrote last
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             try:
                 stream.close()
             except OSError:
@@ -284,11 +309,20 @@ class WorkerPool:
         if not host.ready:
             self.failed_starts += 1
             if self.failed_starts >= 2 * self.size:
+                host.stop()
+                said = host.stderr_tail()
                 self.close()
                 raise SystemExit("the grader's worker processes could not start (tried "
                                  f"{self.failed_starts} times; sandbox: {self.isolation.sandbox}). "
-                                 "Try --sandbox none, or check that `python -m gptcourse.worker_host` runs.")
+                                 "Try --sandbox none, or check that `python -m gptcourse.worker_host` runs."
+                                 + (f"\nThe last one's error output ended with:\n{said[-STDERR_TAIL:]}"
+                                    if said else "\nThe last one wrote nothing to its error output."))
         host.stop()
+        said = host.stderr_tail()
+        if said and (not host.ready or "died" in (outcome or {})):
+            # The grader's own log: never a student's feedback (a worker may write anything there).
+            print(f"note: a grader worker process ended; its error output ended with:\n"
+                  f"{said[-1000:]}", file=sys.stderr)
         self.end_strays()
         self.hosts[self.hosts.index(host)] = Host(self.isolation, self.replies)
         return (item, outcome or {"died": "the worker process ended"}) if item is not None else None

@@ -76,11 +76,28 @@ def host_command(isolation):
     python = [sys.executable, "-m", "gptcourse.worker_host"]
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     env.update(PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               GPTCOURSE_HIDDEN_PACKAGES="grader")
+               GPTCOURSE_HIDDEN_PACKAGES="grader", PYTHONPATH=os.pathsep.join(host_python_path()))
     if isolation.sandbox == "bwrap":
         env.update(HOME=SCRATCH, TMPDIR=SCRATCH, GPTCOURSE_SCRATCH=SCRATCH)
         return bwrap_arguments(_python_paths()) + python, env
     return python, env
+
+
+def host_python_path():
+    """The host's PYTHONPATH: the folder that holds the gptcourse package this grader imports,
+    then the grader's own PYTHONPATH entries, made absolute (the host starts in another folder).
+
+    Where gptcourse is not pip-installed (a checkout run with PYTHONPATH=course), the host could
+    not import it otherwise. The grader's package is never needed there (the host hides it), so
+    its folder is added only when it is already on the grader's PYTHONPATH; in the bwrap sandbox
+    it is not there at all."""
+    import gptcourse
+
+    entries = [os.path.dirname(os.path.dirname(os.path.abspath(gptcourse.__file__)))]
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry:
+            entries.append(os.path.abspath(entry))
+    return list(dict.fromkeys(entries))
 
 
 def bwrap_arguments(read_only_paths):

@@ -97,4 +97,6 @@ def test_cuda_grading_catches_a_mask_created_on_the_cpu(tmp_path):
     graded = records_by_submission(run_grader([subs], tmp_path / "out", "--device", "cuda"))
     assert all(r["status"] == "passed" for r in graded["right"].values())
     record = graded["cpu_mask"]["2.5"]
-    assert record["points"] == 0 and "[cuda]" in record["feedback"] and "device" in record["feedback"]
+    # The device pass on 'meta' runs before the CUDA run and reports the mask first.
+    assert record["points"] == 0 and "device" in record["feedback"]
+    assert "[cuda]" in record["feedback"] or "[meta]" in record["feedback"]

@@ -240,6 +240,7 @@ def main():
 
     probes.load_meta_kernels()  # once here rather than in every forked child
     _warm_up()
+    check_no_gpu_initialised()
     # tiktoken keeps the encoding: every child's tiktoken.get_encoding("gpt2") then costs nothing.
     tokenizer.load_if_available()
 
@@ -257,18 +258,53 @@ def main():
 
 def _warm_up():
     """Run a little attention-like work on the CPU and on meta once, so that PyTorch's lazy
-    first-use set-up happens here and every forked child starts with it done."""
+    first-use set-up happens here and every forked child starts with it done.
+
+    Nothing here may touch a GPU: a CUDA driver initialised before fork() is unusable in the
+    children ("CUDA error: initialization error" on every CUDA task). The backward pass is the
+    trap: autograd's first backward counts the devices of every GPU backend torch was built with
+    (for CUDA that initialises the driver) and starts a thread per device, after which a forked
+    child cannot run backward at all. So it is warmed up only where torch has no GPU backend (the
+    CPU builds of the course machines); elsewhere each child's first backward does that set-up.
+    """
     import torch
 
+    backward = not gpu_backend_built()
     for device in ("cpu", "meta"):
         layer = torch.nn.Linear(4, 4).to(device)
-        x = torch.ones(2, 3, 4, device=device, requires_grad=device == "cpu")
+        x = torch.ones(2, 3, 4, device=device, requires_grad=backward and device == "cpu")
         scores = layer(x) @ x.transpose(-2, -1)
         future = torch.triu(torch.ones(3, 3, dtype=torch.bool, device=device), diagonal=1)
         weights = torch.dropout(torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1), 0.1, True)
         out = torch.cat([weights @ x, x], dim=-1).view(2, 3, 2, 4).transpose(1, 2).reshape(2, 3, 8)
-        if device == "cpu":
+        if backward and device == "cpu":
             out.sum().backward()
+
+
+def gpu_backend_built():
+    """Whether this torch was built with a GPU backend (CUDA or ROCm, MPS, XPU), whether or not a
+    GPU is present: asking whether one is present could itself initialise the driver."""
+    import torch
+
+    checks = (lambda: torch.backends.cuda.is_built(), lambda: torch.backends.mps.is_built(),
+              lambda: torch.xpu._is_compiled())
+    for check in checks:
+        try:
+            if check():
+                return True
+        except Exception:  # noqa: BLE001 - an older torch without that backend's module
+            pass
+    return False
+
+
+def check_no_gpu_initialised():
+    """Raise when CUDA was initialised in this process: the children forked from it could not use it."""
+    import torch
+
+    if torch.cuda.is_initialized():
+        raise RuntimeError("CUDA was initialised in the worker host before it forks its children, which "
+                           "then fail on every CUDA task (CUDA error: initialization error); nothing "
+                           "the host runs before fork() may touch the GPU")
 
 
 def run_request(request, scratch_root, private_fds):

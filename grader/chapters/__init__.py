@@ -8,7 +8,10 @@ A module `chNN_name.py` here (found by name from gptcourse.tasks.CHAPTERS) defin
 - variants(task_id) -> [(message, object)]: known wrong implementations, most specific first;
   when a student's observations equal one's, the feedback names the mistake;
 - expectation_extras(case) -> dict: what the judge needs besides the reference's
-  observations (e.g. internals/... for judging random outputs); {} when nothing.
+  observations (e.g. internals/... for judging random outputs); {} when nothing;
+- case_for_device(case, device) -> Case (optional): the case as it runs on a GPU, when it
+  must differ from the CPU's (random numbers such as dropout masks differ between devices);
+  its expected numbers are then the reference's on this changed case, on the CPU.
 
 The functions below find the right module for a task; nothing in this package outside the
 chapter modules knows a task.
@@ -45,3 +48,9 @@ def variants(task_id):
 def expectation_extras(case):
     extras = getattr(_module_of(case.task), "expectation_extras", None)
     return extras(case) if extras else {}
+
+
+def case_for_device(case, device):
+    """The case run on `device` (see the module docstring); the CPU's is always the case itself."""
+    adapt = getattr(_module_of(case.task), "case_for_device", None)
+    return adapt(case, device) if adapt and device != "cpu" else case.on(device)

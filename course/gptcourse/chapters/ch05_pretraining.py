@@ -218,7 +218,7 @@ def _trained_model(p, name):
     model = _model(p, name)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=p.case.args["lr"])
-    ids = _cpu_ids(p, "inputs")
+    ids = _cpu_ids(p, "inputs").to(p.device)  # the test's own training, beside the model
     for _ in range(2):
         optimizer.zero_grad()
         logits = model(ids)
@@ -324,6 +324,8 @@ def record_loaded_model(p):
     for name, param in sorted(model.named_parameters(remove_duplicate=False)):
         p.record(f"param/{name}", param, f"parameter {name}")
     if p.case.args["model"] == "gpt":
+        # As the notebook does after loading (the book's assign() makes new CPU parameters).
+        model.to(p.device)
         model.eval()
         with torch.no_grad():
             p.step = "running the loaded model on a few tokens"
