@@ -18,6 +18,15 @@ def test_the_cpu_gets_the_small_run_and_cuda_the_gpt2_shape():
     assert "fused AdamW" in gpu.describe()
 
 
+def test_small_asks_for_the_cpu_run_on_any_device(monkeypatch):
+    # Chapter 06 decodes with a model that knows the-verdict, on a GPU as well.
+    monkeypatch.setattr(pretrain, "gpu_run", lambda device: pytest.fail("small=True must not build the GPU run"))
+    run = pretrain.pick_run("cuda", small=True)
+    assert run.data == "the-verdict" and run.cfg == pretrain.cpu_run().cfg
+    with pytest.raises(pytest.fail.Exception):
+        pretrain.pick_run("cuda")
+
+
 def test_warmup_is_a_share_of_all_steps_and_at_least_one():
     run = pretrain.cpu_run()
     assert run.warmup_steps(18) == int(0.1 * 18 * run.num_epochs)
@@ -75,3 +84,32 @@ def test_nbgrader_gets_the_quick_run_and_no_download(monkeypatch, capsys):
     monkeypatch.setattr(gpt2_weights, "load_gpt2_state_dict", lambda: pytest.fail("nothing is downloaded"))
     assert gpt2_weights.try_load_gpt2_state_dict() is None
     assert "not loaded while nbgrader runs" in capsys.readouterr().out
+
+
+def test_the_progress_loader_times_each_training_step_but_not_evaluations():
+    loader = [torch.zeros(1)] * 3
+    progress = pretrain.TrainingProgress(loader, num_epochs=2, desc="test")
+    for _ in range(2):
+        for _ in progress:
+            pass
+        with torch.no_grad():  # an evaluation reads the same loader
+            list(progress)
+    progress.close()
+    assert len(progress.step_started) == 6 and progress.step_started == sorted(progress.step_started)
+    end = progress.step_started[-1] + 1.0
+    assert progress.seconds_since_step(3, now=end) == pytest.approx(end - progress.step_started[3])
+    assert progress.seconds_since_step(6) is None and progress.seconds_since_step(-1) is None
+
+
+def test_the_improved_runs_speed_leaves_out_the_first_epoch():
+    """On a GPU the first epoch holds torch.compile's compilation: the printed speed and MFU
+    are those of the epochs after it (the whole call's time is printed as well)."""
+    import json
+
+    from factory import REPO
+
+    nb = json.loads((REPO / "solutions" / "05_pretraining.ipynb").read_text())
+    source = next("".join(c["source"]) for c in nb["cells"] if "print(f\"MFU" in "".join(c["source"]))
+    assert "seconds_since_step(steps_per_epoch" in source
+    assert "tokens_per_second = tokens_trained / fast_seconds" not in source
+    assert source.index("steady_seconds") < source.index("mfu(tokens_per_second")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass, field
 
 import torch
@@ -99,13 +100,15 @@ def gpu_run(device):
 QUICK_ENV_VAR = "GPTCOURSE_QUICK_RUN"
 
 
-def pick_run(device):
-    """The run for this device: the GPU run on CUDA, the CPU run anywhere else. One epoch only
-    when GPTCOURSE_QUICK_RUN is set, or while nbgrader runs the notebook (a grader learns
-    nothing from minutes of training, and a class's autograde run stays short)."""
+def pick_run(device, small=False):
+    """The run for this device: the GPU run on CUDA, the CPU run anywhere else, or the CPU run
+    everywhere with ``small=True`` (chapter 06 wants a model that knows *The Verdict*; on a GPU
+    it trains in seconds). One epoch only when GPTCOURSE_QUICK_RUN is set, or while nbgrader
+    runs the notebook (a grader learns nothing from minutes of training, and a class's
+    autograde run stays short)."""
     from .notebook import being_graded
 
-    run = gpu_run(device) if torch.device(device).type == "cuda" else cpu_run()
+    run = gpu_run(device) if torch.device(device).type == "cuda" and not small else cpu_run()
     if os.environ.get(QUICK_ENV_VAR) or being_graded():
         why = f"{QUICK_ENV_VAR} is set" if os.environ.get(QUICK_ENV_VAR) else "nbgrader is running this notebook"
         run.num_epochs = 1
@@ -176,6 +179,7 @@ class TrainingProgress:
 
         self.loader = loader
         self.bar = tqdm(total=len(loader) * num_epochs, desc=desc, unit="step")
+        self.step_started = []  # time.perf_counter() when each training step got its batch
 
     def __len__(self):
         return len(self.loader)
@@ -184,7 +188,17 @@ class TrainingProgress:
         for batch in self.loader:
             if torch.is_grad_enabled():  # a training step, not an evaluation
                 self.bar.update(1)
+                self.step_started.append(time.perf_counter())
             yield batch
+
+    def seconds_since_step(self, step, now=None):
+        """Seconds from the start of training step `step` (0-based, over all epochs) to `now`
+        (a time.perf_counter() value; default: now), or None when there was no such step. With
+        `now` taken when training ended, this times the steps from `step` on alone, without the
+        one-time costs of the first steps (torch.compile compiles the model in them)."""
+        if not 0 <= step < len(self.step_started):
+            return None
+        return (time.perf_counter() if now is None else now) - self.step_started[step]
 
     def close(self):
         self.bar.close()
