@@ -91,6 +91,32 @@ class CorpusItem:
         return f"{self.task}__{self.name}"
 
 
+_OPENING, _CLOSING = "([{", ")]}"
+
+
+def _depth(text):
+    return sum(text.count(c) for c in _OPENING) - sum(text.count(c) for c in _CLOSING)
+
+
+def split_header_list(value):
+    """A header's comma-separated words; a comma inside brackets that close later belongs to its
+    word ("[..., -1:]", "softmax(x, dim=-1)"). A bracket that never closes ("(in") splits as usual."""
+    pieces, words, i = value.split(","), [], 0
+    while i < len(pieces):
+        word, end = pieces[i], i
+        if _depth(word) > 0:
+            joined = word
+            for j in range(i + 1, len(pieces)):
+                joined += "," + pieces[j]
+                if _depth(joined) <= 0:
+                    word, end = joined, j
+                    break
+        if word.strip():
+            words.append(word.strip())
+        i = end + 1
+    return words
+
+
 def corpus_items():
     items = []
     for path in sorted(CORPUS.glob("*/*.py")):
@@ -101,8 +127,8 @@ def corpus_items():
                 break
             key, _, value = line[1:].partition(":")
             header[key.strip()] = value.strip()
-        keywords = tuple(k.strip().lower() for k in header.get("keywords", "").split(",") if k.strip())
-        absent = tuple(k.strip().lower() for k in header.get("absent", "").split(",") if k.strip())
+        keywords = tuple(k.lower() for k in split_header_list(header.get("keywords", "")))
+        absent = tuple(k.lower() for k in split_header_list(header.get("absent", "")))
         items.append(CorpusItem(path.parent.name, path.stem, header["expect"], keywords, text, absent))
     return items
 

@@ -50,3 +50,14 @@ def test_wrong_implementation_loses_only_its_task(graded, item):
 def test_correct_alternative_gets_full_points(graded, item):
     for task, record in graded[item.id].items():
         assert record["status"] == "passed" and record["points"] == record["max_points"], (task, record["feedback"])
+
+
+def test_header_lists_keep_commas_inside_brackets():
+    from factory import split_header_list
+
+    assert split_header_list("keep the dimension, [..., -1:], 1-d") == ["keep the dimension", "[..., -1:]", "1-d"]
+    assert split_header_list("softmax(x, dim=-1), dim") == ["softmax(x, dim=-1)", "dim"]
+    # A bracket that never closes is a word of its own, as before.
+    assert split_header_list("min(num_batches, more batches than") == ["min(num_batches", "more batches than"]
+    assert split_header_list("transpose, .t of, (in") == ["transpose", ".t of", "(in"]
+    assert split_header_list("") == []

@@ -55,6 +55,23 @@ def test_wrong_implementations_fail_with_a_message(item):
     assert not [word for word in item.absent if word in message.lower()], message
 
 
+def test_a_generate_that_samples_instead_of_argmax_fails_whatever_the_random_state():
+    # The self-check runs on the student's random generator. With sharply peaked toy logits a
+    # sampling generate_text_simple drew the greedy tokens by luck in 22 of 300 seeds and
+    # passed; the toy model's logits are now gently peaked, so luck no longer helps.
+    import torch
+
+    from gptcourse.chapters.ch04_gpt_model import NextTokenModel
+
+    probs = torch.softmax(NextTokenModel(13, 8)(torch.tensor([[3, 4]])), dim=-1)
+    assert probs.max() < 0.5  # the greedy pick is far from certain at every position
+    wrong = next(i for i in ITEMS if i.id == "4.6__wrong_multinomial")
+    for seed in range(30):
+        torch.manual_seed(seed)
+        with pytest.raises(SelfCheckFailed):
+            check("4.6", *load(wrong.source, "4.6"))
+
+
 def test_unimplemented_stub_says_so():
     def simple_self_attention(inputs):
         raise NotImplementedError()

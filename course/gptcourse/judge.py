@@ -132,7 +132,7 @@ def error_hint(error, task_id=None):
     missing = _NOT_DEFINED.search(text)
     if missing:
         return not_defined_hint(missing.group(1), task_id)
-    hint, _ = _chapter_error_hint(text, task_id)
+    hint, _ = _chapter_error_hint(text, task_id, error)
     if hint:
         return hint
     for pattern, hint in ERROR_HINTS:
@@ -141,15 +141,20 @@ def error_hint(error, task_id=None):
     return ""
 
 
-def _chapter_error_hint(text, task_id):
+def _chapter_error_hint(text, task_id, error=None):
     """(hint, whether it replaces the error's own message) from the chapter's ERROR_HINTS.
 
-    An entry is (pattern, hint, task ids or None), or with a fourth item "instead" when the
-    library's own message would mislead (torch.load's advice to pass weights_only=False)."""
+    An entry is (pattern, hint, task ids or None), and optionally more items: "instead" when the
+    library's own message would mislead (torch.load's advice to pass weights_only=False), and a
+    dict of conditions on the error's other fields, {"step": regex, "where": regex}: the step
+    that was running ("calling forward on tokens 0 to 2, use_cache=False (step 9)") and the
+    student's line ("line 35: assert ..."); an entry with conditions applies only when they match."""
     chapter_hints = getattr(_chapter(task_id), "ERROR_HINTS", []) if task_id else []
-    for pattern, hint, tasks, *mode in chapter_hints:
-        if (tasks is None or task_id in tasks) and re.search(pattern, text):
-            return hint, mode == ["instead"]
+    for pattern, hint, tasks, *extra in chapter_hints:
+        conditions = next((item for item in extra if isinstance(item, dict)), {})
+        if (tasks is None or task_id in tasks) and re.search(pattern, text) and all(
+                re.search(regex, str((error or {}).get(field) or "")) for field, regex in conditions.items()):
+            return hint, "instead" in extra
     return "", False
 
 
@@ -157,7 +162,7 @@ def describe_error(error, task_id=None):
     if error["type"] == "NotImplementedError":
         return "not implemented yet: replace `raise NotImplementedError()` with your code"
     where = f" at {error['where']}" if error.get("where") else ""
-    hint, instead = _chapter_error_hint(f"{error['type']}: {error['message']}", task_id)
+    hint, instead = _chapter_error_hint(f"{error['type']}: {error['message']}", task_id, error)
     if instead:
         return f"{error['type']} while {error['step']}{where} — {hint}"
     if error.get("ours"):
@@ -208,10 +213,28 @@ def _array_difference(name, got, expected):
         return f"{name}: differs at index {list(where)} (yours {got[where]}, expected {expected[where]})"
     if np.isnan(got).any() and not np.isnan(expected).any():
         return f"{name}: contains NaN where the reference has numbers"
-    diff = np.abs(np.nan_to_num(got - expected, nan=np.inf))
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.array(np.abs(got.astype(np.float64) - expected.astype(np.float64)))  # 0-d stays an array
+    # The same infinity (or NaN) on both sides is no difference; inf against a number, or NaN
+    # against a number, is an infinite one (and is never folded into the largest float).
+    diff[(got == expected) | (np.isnan(got) & np.isnan(expected))] = 0.0
+    diff[np.isnan(diff)] = np.inf
+    infinite = np.isinf(diff)
+    if infinite.any():
+        where = tuple(int(i) for i in np.argwhere(infinite)[0])
+        count = int(infinite.sum())
+        places = "1 position" if count == 1 else f"{count} positions"
+        return (f"{name}: not the reference's values at {places}, the first at index {list(where)}: "
+                f"got {_number(got[where])}, expected {_number(expected[where])}")
     where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
     return (f"{name}: not the reference's values, largest difference {diff.max():.4g} at index "
-            f"{list(where)} (yours {got[where]:.4f}, expected {expected[where]:.4f})")
+            f"{list(where)} (yours {_number(got[where])}, expected {_number(expected[where])})")
+
+
+def _number(value):
+    """-inf, inf, nan or the number with four decimals."""
+    value = float(value)
+    return f"{value:.4f}" if np.isfinite(value) else str(value)
 
 
 def _shown(value, limit=200):

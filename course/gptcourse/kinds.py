@@ -34,8 +34,12 @@ Every kind has:
 - `hints`: functions (key, got, expected, case) -> a property hint ("" when it does not apply).
 """
 import contextlib
+import functools
 import io
+import math
 import os
+import re
+import traceback
 
 import numpy as np
 import torch
@@ -233,6 +237,118 @@ class ModuleSize(Kind):
                        "the number of parameters of each part")
 
 
+class ModuleSteps(Kind):
+    """A module with state (a cache, say), driven by a script of calls; every result recorded.
+
+    construct(args) -> (positional, keywords). The module gets the case's weights (state/...)
+    and is put in eval mode; the calls run without gradients. args["steps"] is the script:
+    - {"feed": [start, end]}: call the module on x[:, start:end] (another case array with
+      "array": name), with "kwargs" (default {}); the output is recorded under a key that says
+      which call it was ("call 2: tokens 1 to 3, use_cache=True");
+    - {"call": method}: call a method without arguments (reset_cache); nothing recorded;
+    - {"none": [attribute, ...]}: record which of the attributes are None;
+    - {"feed": [...], "raises": true}: the call must refuse; recorded: whether it raised, and
+      whether the exception came from the student's own code (a deliberate check: raise or
+      assert) rather than from inside PyTorch (a shape error further down). The script stops
+      there: the state after a refused call is not pinned down.
+    On the meta device (the device pass) the calls run, and nothing is recorded.
+    """
+
+    device_pass = True
+    REFUSAL = " (past the end: must raise)"  # ends the key of a call that must raise
+
+    def __init__(self, construct):
+        self.construct = construct
+        self.hints = (refusal_hint,)
+
+    def probe(self, p):
+        positional, keywords = self.construct(p.case.args)
+        module = p.construct(p.obj, positional, keywords)
+        p.load_state(module)
+        p.prepare(module, train=False)
+        with torch.no_grad():
+            for i, step in enumerate(p.case.args["steps"]):
+                if not self._run_step(p, module, i + 1, step):
+                    break
+
+    def _run_step(self, p, module, number, step):
+        """Run one step; False when the script stops here."""
+        if "call" in step:
+            p.step = f"calling .{step['call']}() (step {number})"
+            method = getattr(module, step["call"], None)
+            if not callable(method):
+                raise ProbeFailure(f"{type(module).__name__} has no method {step['call']}()")
+            method()
+            return True
+        if "none" in step:
+            p.step = f"looking at {', '.join(step['none'])} (step {number})"
+            if not p.meta:
+                p.record_value(f"step {number}: " + ", ".join(f"{name} is None" for name in step["none"]),
+                               {name: getattr(module, name, "missing") is None for name in step["none"]},
+                               "which attributes are None")
+            return True
+        start, end = step["feed"]
+        kwargs = step.get("kwargs", {})
+        x = p.tensor(step.get("array", "x"))[:, start:end]
+        what = f"step {number}: tokens {start} to {end - 1}" + "".join(f", {k}={v}" for k, v in kwargs.items())
+        p.step = f"calling forward on {what[len(f'step {number}: '):]} (step {number})"
+        if not step.get("raises"):
+            output = module(x, **kwargs)
+            if not p.meta:
+                p.record(what, output, "the output")
+            return True
+        if p.meta:
+            return False
+        try:
+            module(x, **kwargs)
+        except Exception as error:  # any exception counts; where it came from is recorded
+            p.record_value(what + self.REFUSAL, {"raised": True, "by_your_code": raised_by_student(error)},
+                           "whether it raised")
+        else:
+            p.record_value(what + self.REFUSAL, {"raised": False, "by_your_code": False}, "whether it raised")
+        return False
+
+
+def refusal_hint(key, got, expected, case):
+    """A call that had to be refused: accepted, or refused by a failure inside PyTorch."""
+    have = got.get(key)
+    if not key.endswith(ModuleSteps.REFUSAL) or not isinstance(have, dict):
+        return ""
+    if not have.get("raised"):
+        return "the call was accepted: it goes past the module's limit and must raise an error"
+    if not have.get("by_your_code"):
+        return ("it failed inside PyTorch (a shape error further down) instead of with an error of your own: "
+                "check the size before using it, and raise an error that says what is wrong")
+    return ""
+
+
+def raised_by_student(error):
+    """Whether the error was raised on purpose by the student's code: the innermost frame of its
+    traceback is outside the libraries (torch, numpy, the course package) and its line is a
+    `raise` or an `assert`. A PyTorch operation that fails (a shape error in masked_fill) has the
+    student's line as its innermost Python frame too, but that line is the operation."""
+    from .probes import is_library_path
+
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames or is_library_path(frames[-1].filename):
+        return False
+    if not frames[-1].line:  # no source to read (code run from a string): the instruction that raised
+        return _raised_by_raise_statement(error)
+    return bool(re.search(r"\b(raise|assert)\b", frames[-1].line))
+
+
+def _raised_by_raise_statement(error):
+    """Whether the innermost frame raised with a `raise` or an `assert` (RAISE_VARARGS), rather than
+    an operation that failed (a call into torch, an index)."""
+    import dis
+
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    instruction = next((i for i in dis.get_instructions(tb.tb_frame.f_code) if i.offset == tb.tb_lasti), None)
+    return instruction is not None and instruction.opname in ("RAISE_VARARGS", "RERAISE")
+
+
 class RaisesOnConstruct(Kind):
     """A constructor that must refuse its arguments (any exception counts)."""
 
@@ -295,7 +411,8 @@ class Function(Kind):
     output to backpropagate from (with the case's grad_seed); gradients of the inputs that
     require grad are recorded. name: the graded name to call (default: the task's first).
     device_pass: run once more on the meta device (default: when the outputs are tensors).
-    also(p): record more observations after the call (what a model passed in saw, say).
+    also(p): record more observations after the call (what a model passed in saw, say; the
+    returned value is p.result).
     scalars: a returned 0-d tensor is recorded as a Python number (a mean loss may be either).
     """
 
@@ -316,6 +433,7 @@ class Function(Kind):
         positional, keywords = self.call(p)
         p.step = f"calling {fn_name}({_describe_call(p, positional, keywords)})"
         result = fn(*positional, **keywords)
+        p.result = result  # for also(p)
         values = self._split(result, fn_name)
         for (key, what), value in zip(self.outputs, values):
             if self.scalars:
@@ -706,21 +824,32 @@ class Sampler(Kind):
     call(p, fn) -> a 1-D sequence of integer outcomes (the chapter decides how: one call
     with a large batch, or a loop). args["num_outcomes"] outcomes are counted. The judge
     needs expected["internals/probs"], each outcome's probability (the hidden side adds
-    it): an outcome of probability 0 must never come up, and each count must lie within
-    z = 5 standard deviations of n * p. The normal approximation puts the false-failure
-    rate of a correct sampler at about 6e-7 per outcome (under 1e-4 for 100 outcomes).
+    it): an outcome of probability 0 must never come up, one of probability 1 every time,
+    and every other count must lie inside its exact binomial acceptance interval. Each
+    interval leaves out at most false_failure / (number of such outcomes) of the binomial's
+    probability, so a correct sampler fails a case with probability at most false_failure
+    (1e-7 by default), whatever order it draws its random numbers in. Where the counts are
+    off, expected["internals/mistakes"] ([(message, probabilities)], optional) names the
+    known wrong distribution they fit. describe(k, case) -> how feedback names outcome k.
     Torch's random numbers are seeded from the case, so a run is reproducible.
     """
 
-    def __init__(self, call, z=5.0):
+    def __init__(self, call, false_failure=1e-7, describe=None):
         self.call = call
-        self.z = z
+        self.false_failure = false_failure
+        self.describe = describe or (lambda k, case: f"outcome {k}")
 
     def probe(self, p):
         torch.manual_seed(p.ctx.seed % 2**31)
         fn = p.obj
-        p.step = f"drawing samples with {getattr(fn, '__name__', 'your function')}"
-        draws = np.asarray(to_int_list(self.call(p, fn)), dtype=np.int64)
+        step = f"drawing samples with {getattr(fn, '__name__', 'your function')}"
+
+        def drawing(*args, **kwargs):  # the step is named when the code under test runs, whatever call did before
+            p.step = step
+            return fn(*args, **kwargs)
+
+        p.step = step
+        draws = np.asarray(to_int_list(self.call(p, drawing)), dtype=np.int64)
         size = p.case.args["num_outcomes"]
         if draws.size and (draws.min() < 0 or draws.max() >= size):
             raise ProbeFailure(f"a sample is outside 0..{size - 1}: {int(draws.min())}..{int(draws.max())}")
@@ -732,21 +861,71 @@ class Sampler(Kind):
 
     def judge_key(self, key, got, expected, case):
         counts = got.get("counts")
-        probs = expected.get("internals/probs")
-        if not isinstance(counts, np.ndarray) or probs is None or counts.shape != np.shape(probs):
+        probs = np.asarray(expected.get("internals/probs"), dtype=np.float64)
+        if not isinstance(counts, np.ndarray) or counts.shape != probs.shape:
             return "the samples could not be counted"
-        n = counts.sum()
         impossible = np.flatnonzero((probs == 0) & (counts > 0))
+        off = None if impossible.size else self.outside(counts, probs)
+        if not impossible.size and off is None:
+            return None
+        fits = []  # the known wrong distributions the counts are consistent with, best fit first
+        for message, wrong in expected.get("internals/mistakes", ()):
+            wrong = np.asarray(wrong, dtype=np.float64)
+            if not ((wrong == 0) & (counts > 0)).any() and self.outside(counts, wrong) is None:
+                fits.append((_misfit(counts, wrong), message))
+        if fits:
+            return f"the samples follow another distribution — it looks like {min(fits)[1]}"
         if impossible.size:
-            return (f"outcome {int(impossible[0])} came up {int(counts[impossible[0]])} times although its "
-                    f"probability is 0 (it should have been filtered out)")
-        spread = self.z * np.sqrt(n * probs * (1 - probs)) + 1.0
-        off = np.flatnonzero(np.abs(counts - n * probs) > spread)
-        if off.size:
-            k = int(off[0])
-            return (f"outcome {k} came up {int(counts[k])} times in {int(n)} draws, expected about "
-                    f"{n * probs[k]:.0f}: the samples do not follow the right distribution")
+            k = int(impossible[0])
+            return (f"{self.describe(k, case)} came up {int(counts[k])} times although its probability is 0 "
+                    f"(it should have been filtered out)")
+        k, low, high = off
+        n = int(counts.sum())
+        return (f"{self.describe(k, case)} came up {int(counts[k])} times in {n} draws, expected between {low} "
+                f"and {high} (probability {probs[k]:.4f}): the samples do not follow the right distribution")
+
+    def outside(self, counts, probs):
+        """(outcome, low, high) of the first count outside its acceptance interval, or None."""
+        n = int(counts.sum())
+        uncertain = (probs > 0) & (probs < 1)
+        alpha = self.false_failure / max(1, int(uncertain.sum()))
+        for k in range(len(probs)):
+            low, high = binomial_acceptance(n, float(probs[k]), alpha)
+            if not low <= counts[k] <= high:
+                return k, low, high
         return None
+
+
+def _misfit(counts, probs):
+    """How far counts are from n * probs, in squared standard deviations (a chi-square)."""
+    n = counts.sum()
+    spread = n * probs * (1 - probs)
+    inside = spread > 0
+    return float((((counts - n * probs)[inside]) ** 2 / spread[inside]).sum())
+
+
+def binomial_acceptance(n, prob, alpha):
+    """[low, high]: the counts of a Binomial(n, prob) whose lower and upper tails are each above
+    alpha / 2; a count outside comes up with probability at most alpha. Exact: the pmf is
+    computed in logs from lgamma, no normal approximation."""
+    if prob <= 0:
+        return 0, 0
+    if prob >= 1:
+        return n, n
+    k = np.arange(n + 1)
+    log_factorial = _log_factorials(n)
+    log_pmf = (log_factorial[n] - log_factorial[k] - log_factorial[n - k]
+               + k * np.log(prob) + (n - k) * np.log1p(-prob))
+    pmf = np.exp(log_pmf)
+    at_most = np.cumsum(pmf)  # P(X <= k)
+    at_least = np.cumsum(pmf[::-1])[::-1]  # P(X >= k)
+    inside = np.flatnonzero((at_most > alpha / 2) & (at_least > alpha / 2))
+    return int(inside[0]), int(inside[-1])
+
+
+@functools.lru_cache(maxsize=8)
+def _log_factorials(n):
+    return np.array([math.lgamma(i + 1) for i in range(n + 1)])
 
 
 def to_int_list(value):

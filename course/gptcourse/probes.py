@@ -29,7 +29,11 @@ device (`case.on("meta")`) runs the kind once more with the module and inputs on
 operation: one that mixes a meta tensor with a CPU tensor of one or more dimensions is the
 mistake, reported with the operation's name. Meta alone is not enough: its matmul,
 embedding and indexing kernels accept CPU tensors silently. The rules follow CUDA's: 0-d CPU
-tensors (Python-number-like), indexing with CPU indices and copy_ across devices are allowed.
+tensors (Python-number-like), indexing with CPU indices and copy_ across devices are allowed,
+except a write of the device's values into a CPU tensor of one or more dimensions (`copy_`,
+`index_put_`: a cache preallocated on the CPU and filled with `cache[:, :, i] = k`): CUDA
+accepts it, but the values then sit on the CPU and the next operation mixes them, while on
+meta the copy itself fails and would hide that.
 Any other error on meta (`.item()`, data-dependent code) says nothing about devices and is
 ignored: the CPU run judges that code.
 
@@ -396,6 +400,11 @@ def describe_attribute(module, name):
 _aten = torch.ops.aten
 # Operations that CUDA itself accepts with CPU tensors among GPU ones.
 _CROSS_DEVICE_OK = {_aten.index, _aten.index_put, _aten.index_put_, _aten._index_put_impl_, _aten.copy_}
+# Writes into their first argument: (operation, where the written values are). Copying the device's values
+# into a CPU tensor works on a GPU, but leaves them on the CPU, where the next operation mixes them with
+# the device's (a cache preallocated without device=, filled with cache[:, :, i] = k); on meta the copy
+# itself fails, which would hide that: it counts as the mix.
+_WRITES = {_aten.copy_: 1, _aten.index_put: 2, _aten.index_put_: 2, _aten._index_put_impl_: 2}
 
 
 class _DeviceMixGuard(TorchDispatchMode):
@@ -408,7 +417,13 @@ class _DeviceMixGuard(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func.overloadpacket not in _CROSS_DEVICE_OK:
+        packet = func.overloadpacket
+        if packet in _WRITES and len(args) > _WRITES[packet]:
+            target, values = args[0], args[_WRITES[packet]]
+            if isinstance(target, torch.Tensor) and isinstance(values, torch.Tensor) \
+                    and target.device.type == "cpu" and target.dim() > 0 and values.device.type == META:
+                raise DeviceMixError(_device_mix_message(func, target, self._input_named(target), write=True))
+        if packet not in _CROSS_DEVICE_OK:
             tensors = list(_tensors_in(args)) + list(_tensors_in(tuple(kwargs.values())))
             if any(t.device.type == META for t in tensors):
                 stray = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
@@ -433,8 +448,17 @@ def _tensors_in(values):
             yield from _tensors_in(value)
 
 
-def _device_mix_message(func, stray, input_name=None):
+def _device_mix_message(func, stray, input_name=None, write=False):
     operation = str(func.overloadpacket).replace("aten.", "")
+    if write and not input_name:
+        return (
+            f"your code writes values from the device under test into a tensor of shape {tuple(stray.shape)} "
+            f"on the CPU (`{operation}`, e.g. buffer[:, :, i] = keys). On a GPU the copy works, but the values "
+            f"then sit on the CPU and the next operation fails with \"Expected all tensors to be on the same "
+            f"device\" (checked here on PyTorch's 'meta' device, which stands in for a GPU): a tensor made "
+            f"inside forward (torch.zeros, torch.empty, ...) stays on the CPU; create it with device=x.device "
+            f"(or the keys' device), or once in __init__ with self.register_buffer so that .to(device) moves it"
+        )
     if input_name:
         return (
             f"{input_name} was handed to your code on the CPU and reached `{operation}` still there, "
@@ -542,12 +566,18 @@ def describe_exception(exc, step):
     }
 
 
+def is_library_path(filename):
+    """Whether a traceback frame's file is torch's, numpy's, the course package's or another
+    installed package's, rather than the student's code."""
+    path = os.path.abspath(filename) if not filename.startswith("<") else filename
+    return path.startswith(_LIBRARY_DIRS) or "site-packages" in path
+
+
 def _student_line(exc):
     """'line 12: attn = ...' for the innermost frame outside torch, numpy and gptcourse."""
     where = ""
     for frame in traceback.extract_tb(exc.__traceback__):
-        path = os.path.abspath(frame.filename) if not frame.filename.startswith("<") else frame.filename
-        if path.startswith(_LIBRARY_DIRS) or "site-packages" in path:
+        if is_library_path(frame.filename):
             continue
         where = f"line {frame.lineno}: {frame.line.strip()}" if frame.line else f"line {frame.lineno}"
     return where
