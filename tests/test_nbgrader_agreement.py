@@ -43,6 +43,8 @@ CORPUS_STUDENTS = [
     "5.2/wrong_only_inputs_moved",
     "5.4/wrong_eval_no_eval_mode",
     "5.7/correct_book_inline_schedule",
+    "6.4/wrong_temperature_before_filters",
+    "6.5/correct_subclass_mha",
 ]
 
 def corpus(item):

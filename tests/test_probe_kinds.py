@@ -221,6 +221,33 @@ def toy_checked_copy(values, shape):
     return values.clone()
 
 
+class ToyRunningMean(nn.Module):
+    """99.19: the running mean of the tokens seen so far, times a weight; with use_cache=True the
+    sum and count carry over to the next call, up to `limit` tokens."""
+
+    def __init__(self, dim, limit):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(dim))
+        self.limit = limit
+        self.cache_sum = None
+        self.seen = 0
+
+    def reset_cache(self):
+        self.cache_sum, self.seen = None, 0
+
+    def forward(self, x, use_cache=False):
+        start = self.seen if use_cache else 0
+        if use_cache and start + x.shape[1] > self.limit:
+            raise ValueError(f"past the limit of {self.limit} tokens")
+        total = torch.cumsum(x, dim=1)
+        if use_cache and self.cache_sum is not None:
+            total = total + self.cache_sum
+        if use_cache:
+            self.cache_sum, self.seen = total[:, -1:], start + x.shape[1]
+        count = torch.arange(start + 1, start + x.shape[1] + 1, device=x.device, dtype=x.dtype).view(1, -1, 1)
+        return self.scale * total / count
+
+
 # ------------------------------------------------------------------------------------------
 # The toy chapter module: what chapters/chNN_name.py holds for a real chapter
 # ------------------------------------------------------------------------------------------
@@ -265,6 +292,7 @@ TOY_TASKS = (
     Task("99.16", TOY, ("train_eval_toy",), "B", "training loop with evaluation, a schedule and clipping"),
     Task("99.17", TOY, ("toy_rate",), "B", "a function called once per step"),
     Task("99.18", TOY, ("toy_checked_copy",), "B", "a call that must raise, naming what is wrong"),
+    Task("99.19", TOY, ("ToyRunningMean",), "B", "a module with state, driven by a script"),
 )
 
 TOY_PROBES = {
@@ -301,6 +329,7 @@ TOY_PROBES = {
                                            message_ok=lambda text, case: "values" in text,
                                            messages={"raised": "values of the wrong shape were accepted",
                                                      "message_ok": "the error does not name the values"})},
+    "99.19": {"steps": kinds.ModuleSteps(lambda a: ([a["dim"], a["limit"]], {}))},
 }
 
 REFERENCE = {
@@ -308,7 +337,7 @@ REFERENCE = {
     "99.6": ToyTokenizer, "99.7": ToyWindows, "99.8": toy_loader,
     "99.9": {"save_toy": save_toy, "load_toy": load_toy}, "99.10": train_toy, "99.11": sample_toy,
     "99.12": toy_shuffled_loader, "99.13": toy_lookup, "99.14": ToyScaled, "99.15": toy_extend,
-    "99.16": train_eval_toy, "99.17": toy_rate, "99.18": toy_checked_copy,
+    "99.16": train_eval_toy, "99.17": toy_rate, "99.18": toy_checked_copy, "99.19": ToyRunningMean,
 }
 
 
@@ -702,6 +731,29 @@ def test_dict_and_list_differences_name_the_first_differing_entry():
     assert _value_difference("Ids", [1, 2], [1, 2, 4]) == "Ids: length 2, expected 3; the missing items start with 4"
 
 
+def test_array_differences_treat_infinities_as_values():
+    """-inf where the reference has -inf is no difference; -inf against a number is named as such,
+    never as a difference of inf between two -inf nor as the largest float."""
+    from gptcourse.judge import _value_difference
+
+    inf = np.inf
+    want = np.array([[-inf, 0.31, 2.0], [1.0, -inf, -inf]])
+    got = np.array([[-inf, -inf, 2.0], [1.0, -inf, -inf]])
+    message = _value_difference("Logits", got, want)
+    assert message == ("Logits: not the reference's values at 1 position, the first at index [0, 1]: "
+                       "got -inf, expected 0.3100"), message
+    kept_too_many = np.array([[-inf, 0.31, 2.0], [1.0, 0.5, -inf]])
+    assert "at index [1, 1]: got 0.5000, expected -inf" in _value_difference("Logits", kept_too_many, want)
+    both = np.array([[-inf, 0.31, 2.5], [1.0, -inf, -inf]])
+    message = _value_difference("Logits", both, want)
+    assert "largest difference 0.5 at index [0, 2] (yours 2.5000, expected 2.0000)" in message, message
+    assert "inf" not in message and "e+308" not in message
+    assert "got inf, expected -inf" in _value_difference("L", np.array([inf, 1.0]), np.array([-inf, 1.0]))
+    # 0-d arrays (a loss) too.
+    assert "largest difference 0.5 at index [] (yours 2.5000" in _value_difference("L", np.array(2.5), np.array(2.0))
+    assert "got -inf, expected 2.0000" in _value_difference("L", np.array(-inf), np.array(2.0))
+
+
 def test_file_round_trip_with_two_graded_names():
     arrays = {"w": np.arange(6.0).reshape(2, 3)}
     student = {"save_toy": save_toy, "load_toy": load_toy}
@@ -878,6 +930,54 @@ def test_an_earlier_name_the_probe_needs_but_cannot_find_is_named_with_its_task(
     assert "ToyLinear is the graded name of task 99.1: run that task's cell first" in message
 
 
+def test_sampler_names_the_known_wrong_distribution_the_counts_fit_best():
+    probs = np.array([0.5, 0.3, 0.2, 0.0])
+    args, arrays = {"num_outcomes": 4, "draws": 20000}, {"probs": probs}
+    flat = np.array([0.25, 0.25, 0.25, 0.25])
+    mistakes = [("the weights are squared", np.array([25, 9, 4, 0]) / 38), ("the zero is not filtered", flat),
+                ("the flat one again, listed second", flat + np.array([1e-4, -1e-4, 0, 0]))]
+    extras = {"internals/probs": probs, "internals/mistakes": mistakes}
+
+    def squared(probs, n):
+        return torch.multinomial(probs ** 2, n, replacement=True)
+
+    def uniform(probs, n):
+        return torch.randint(0, len(probs), (n,))
+
+    assert verdict_of("99.11", "sample", sample_toy, args, arrays, extras) is None
+    assert "it looks like the weights are squared" in verdict_of("99.11", "sample", squared, args, arrays, extras)
+    # Counts at a zero probability that a known mistake explains get that mistake's message.
+    assert "it looks like the zero is not filtered" in verdict_of("99.11", "sample", uniform, args, arrays, extras)
+
+
+def test_sampler_names_the_drawing_step_even_when_its_call_prepares_a_model_first(monkeypatch):
+    def call(p, fn):
+        model = p.module_input("model", nn.Linear(2, 2))  # names its own step
+        return fn(p.tensor("probs"), p.case.args["draws"], model)
+
+    def broken(probs, n, model):
+        raise ValueError("no samples today")
+
+    monkeypatch.setitem(TOY_PROBES, "99.11", {"sample": kinds.Sampler(call)})
+    case = Case("99.11", "sample", "a toy case", {"num_outcomes": 2, "draws": 10}, {"probs": np.array([0.5, 0.5])})
+    error = probe(broken, case)["error"]
+    assert error["step"] == "drawing samples with broken", error
+
+
+def test_binomial_acceptance_is_exact_where_the_normal_approximation_is_not():
+    """The interval's tails hold at most alpha together (checked by summing the pmf directly), and a
+    rare outcome's interval is lopsided, as a binomial's is."""
+    from math import comb
+
+    n, prob, alpha = 400, 0.01, 1e-4
+    low, high = kinds.binomial_acceptance(n, prob, alpha)
+    pmf = [comb(n, k) * prob ** k * (1 - prob) ** (n - k) for k in range(n + 1)]
+    assert sum(pmf[:low]) <= alpha / 2 and sum(pmf[high + 1:]) <= alpha / 2
+    assert sum(pmf[:low + 1]) > alpha / 2 and sum(pmf[high:]) > alpha / 2  # the tightest such interval
+    assert high - n * prob > n * prob - low  # skewed: more room above the mean than below
+    assert kinds.binomial_acceptance(50, 0.0, alpha) == (0, 0) and kinds.binomial_acceptance(50, 1.0, alpha) == (50, 50)
+
+
 def test_sampler_is_judged_statistically():
     probs = np.array([0.5, 0.3, 0.2, 0.0])
     args, arrays = {"num_outcomes": 4, "draws": 4000}, {"probs": probs}
@@ -974,3 +1074,185 @@ def test_a_function_that_drives_a_model_records_what_the_model_saw():
     case = Case("99.15", "call", "a toy case", args, arrays, "float32", META)
     assert device_pass_supported(case)
     assert "on the CPU meets" in probe(toy_extend_ids_on_cpu, case)["error"]["message"]
+
+
+# ------------------------------------------------------------------------------------------
+# ModuleSteps: a module with state, driven by a script of calls
+# ------------------------------------------------------------------------------------------
+
+def running_mean_case(rng, raises=True):
+    x, x2 = rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 4, 3))
+    cached = {"use_cache": True}
+    steps = [{"feed": [0, 1], "kwargs": cached}, {"feed": [1, 3], "kwargs": cached}, {"feed": [3, 5], "kwargs": cached},
+             {"call": "reset_cache"}, {"none": ["cache_sum"]},
+             {"feed": [0, 4], "array": "x2", "kwargs": cached}, {"feed": [0, 5], "kwargs": {"use_cache": False}}]
+    if raises:
+        steps.append({"feed": [0, 2], "array": "x2", "kwargs": cached, "raises": True})
+    arrays = {"x": x, "x2": x2, "state/scale": rng.normal(size=3)}
+    return {"dim": 3, "limit": 5, "steps": steps}, arrays
+
+
+class RunningMeanForgetsTheCache(ToyRunningMean):
+    def forward(self, x, use_cache=False):
+        return super().forward(x, use_cache=False)
+
+
+class RunningMeanKeepsAfterReset(ToyRunningMean):
+    def reset_cache(self):
+        self.seen = 0
+
+
+class RunningMeanNoLimit(ToyRunningMean):
+    """Never checks the limit: a later shape error instead of its own."""
+
+    def forward(self, x, use_cache=False):
+        if use_cache and self.seen + x.shape[1] > self.limit:
+            return x @ torch.ones(x.shape[1], 2)  # fails inside torch: (.., 3) @ (2, 2)
+        return super().forward(x, use_cache)
+
+
+class RunningMeanAssertsTheLimit(ToyRunningMean):
+    """Correct: an assert is a deliberate check too."""
+
+    def forward(self, x, use_cache=False):
+        assert not use_cache or self.seen + x.shape[1] <= self.limit, "the cache is full"
+        return super().forward(x, use_cache)
+
+
+class RunningMeanCountsOnTheCpu(ToyRunningMean):
+    """Right numbers on the CPU; the positions are made on the CPU whatever the input's device."""
+
+    def forward(self, x, use_cache=False):
+        out = super().forward(x, use_cache)
+        return out * torch.ones(x.shape[1], 1)
+
+
+class RunningMeanBufferOnTheCpu(ToyRunningMean):
+    """Right numbers on the CPU; the tokens are kept in a buffer made without device= and filled
+    by slice assignment (a copy_ into a CPU tensor, which a GPU accepts: the mix comes later)."""
+
+    def forward(self, x, use_cache=False):
+        if not use_cache:
+            return super().forward(x)
+        start = self.seen
+        if start + x.shape[1] > self.limit:
+            raise ValueError(f"past the limit of {self.limit} tokens")
+        if self.cache_sum is None:
+            self.cache_sum = torch.zeros(x.shape[0], self.limit, x.shape[2], dtype=x.dtype)
+        self.cache_sum[:, start:start + x.shape[1]] = x
+        self.seen = start + x.shape[1]
+        total = torch.cumsum(self.cache_sum[:, :self.seen], dim=1)[:, start:]
+        count = torch.arange(start + 1, self.seen + 1, device=x.device, dtype=x.dtype).view(1, -1, 1)
+        return self.scale * total / count
+
+
+def test_module_steps_reference_and_a_correct_alternative_pass():
+    args, arrays = running_mean_case(np.random.default_rng(0))
+    assert verdict_of("99.19", "steps", ToyRunningMean, args, arrays) is None
+    assert verdict_of("99.19", "steps", RunningMeanAssertsTheLimit, args, arrays) is None
+    observed = probe(ToyRunningMean, Case("99.19", "steps", "a toy case", args, arrays))
+    assert observed["step 5: cache_sum is None"] == {"cache_sum": True}
+    assert observed["step 8: tokens 0 to 1, use_cache=True (past the end: must raise)"] == {
+        "raised": True, "by_your_code": True}
+
+
+def test_module_steps_names_the_call_that_went_wrong():
+    args, arrays = running_mean_case(np.random.default_rng(1))
+    message = verdict_of("99.19", "steps", RunningMeanForgetsTheCache, args, arrays)
+    assert message.startswith("step 2: tokens 1 to 2, use_cache=True"), message
+    message = verdict_of("99.19", "steps", RunningMeanKeepsAfterReset, args, arrays)
+    assert message.startswith("step 5: cache_sum is None"), message
+
+
+def test_module_steps_tells_a_deliberate_error_from_one_inside_torch():
+    args, arrays = running_mean_case(np.random.default_rng(2))
+    message = verdict_of("99.19", "steps", RunningMeanNoLimit, args, arrays)
+    assert "past the end: must raise" in message and "failed inside PyTorch" in message, message
+
+
+def test_module_steps_tells_a_deliberate_error_from_code_without_readable_source():
+    """Code run from a string (no source lines to read): its own raise past the limit is a deliberate
+    check, whatever the exception's type; a shape error inside torch is still not."""
+    namespace = {"ToyRunningMean": ToyRunningMean, "torch": torch}
+    exec(compile("class FromString(ToyRunningMean):\n"
+                 "    def forward(self, x, use_cache=False):\n"
+                 "        if use_cache and self.seen + x.shape[1] > self.limit:\n"
+                 "            raise RuntimeError('the cache is full')\n"
+                 "        return super().forward(x, use_cache)\n"
+                 "class ShapeErrorFromString(ToyRunningMean):\n"
+                 "    def forward(self, x, use_cache=False):\n"
+                 "        if use_cache and self.seen + x.shape[1] > self.limit:\n"
+                 "            return x @ torch.ones(x.shape[1], 2)\n"
+                 "        return super().forward(x, use_cache)\n", "<string>", "exec"), namespace)
+    args, arrays = running_mean_case(np.random.default_rng(5))
+    assert verdict_of("99.19", "steps", namespace["FromString"], args, arrays) is None
+    message = verdict_of("99.19", "steps", namespace["ShapeErrorFromString"], args, arrays)
+    assert "failed inside PyTorch" in message, message
+
+
+def test_module_steps_runs_on_meta_to_find_tensors_made_on_the_cpu():
+    args, arrays = running_mean_case(np.random.default_rng(3), raises=False)
+    case = Case("99.19", "steps", "a toy case", args, arrays, "float32", "meta")
+    assert "error" not in probe(ToyRunningMean, case)
+    assert "cpu" in probe(RunningMeanCountsOnTheCpu, case)["error"]["message"].lower()
+
+
+def test_device_pass_counts_writing_the_devices_values_into_a_cpu_tensor_as_the_mix():
+    """On meta the copy into the CPU buffer fails by itself (an error the device pass would ignore):
+    it must be reported as the device mix it is."""
+    args, arrays = running_mean_case(np.random.default_rng(4), raises=False)
+    assert verdict_of("99.19", "steps", RunningMeanBufferOnTheCpu, args, arrays) is None  # right numbers
+    case = Case("99.19", "steps", "a toy case", args, arrays, "float32", "meta")
+    error = probe(RunningMeanBufferOnTheCpu, case)["error"]
+    assert "on the CPU" in error["message"] and "device under test" in error["message"], error
+    # Values from the CPU written into the device's tensors stay allowed (CUDA accepts them).
+    from gptcourse.probes import _DeviceMixGuard, load_meta_kernels
+
+    load_meta_kernels()
+    on_meta = torch.zeros(2, 3, device=META)
+    with _DeviceMixGuard():
+        on_meta.copy_(torch.ones(2, 3))
+        on_meta[:, 0:2] = torch.ones(2, 2)
+        on_meta[torch.tensor([0])] = torch.ones(1, 3)
+
+
+def test_a_chapter_error_hint_can_depend_on_the_step_and_the_students_line(monkeypatch):
+    from gptcourse.judge import describe_error
+
+    module = sys.modules[f"gptcourse.chapters.ch{TOY}"]
+    monkeypatch.setattr(module, "ERROR_HINTS", [
+        (r".", "the call without the cache went wrong", ("99.19",), {"step": r"use_cache=False"}),
+        (r".", "a deliberate refusal of a chunk that fits", ("99.19",), {"step": r"use_cache=True",
+                                                                          "where": r"\b(raise|assert)\b"}),
+        (r"size of tensor", "a shape error", ("99.19",)),
+    ], raising=False)
+
+    def error(step, where, message="The size of tensor a (7) must match the size of tensor b (13)"):
+        return {"type": "RuntimeError", "message": message, "step": step, "where": where, "ours": False}
+
+    without = error("calling forward on tokens 0 to 5, use_cache=False (step 13)", "line 49: s = s.masked_fill(m, 0)")
+    assert describe_error(without, "99.19").endswith("— the call without the cache went wrong")
+    refused = error("calling forward on tokens 0 to 2, use_cache=True (step 9)", "line 35: assert self.pos <= 7")
+    assert describe_error(refused, "99.19").endswith("— a deliberate refusal of a chunk that fits")
+    inside_torch = error("calling forward on tokens 0 to 2, use_cache=True (step 9)", "line 49: s = s.masked_fill(m, 0)")
+    assert describe_error(inside_torch, "99.19").endswith("— a shape error")
+
+
+def test_sampling_hands_generate_the_prompt_on_the_models_device():
+    # On CUDA the prompt stayed on the CPU while the model ran on the GPU, so every generate
+    # failed in torch.cat: no student could pass 6.4 there. meta stands in for the GPU here
+    # (the kind itself, called directly: the grader runs sampling cases on meta not at all).
+    from gptcourse.probes import _Probe, kind_of
+    from grader.chapters import hidden_cases
+
+    case = next(c for c in hidden_cases("6.4", 1) if c.kind == "sample").on(META)
+    seen = {}
+
+    def generate(model, idx, max_new_tokens, context_size, **options):
+        seen["prompt"], seen["model"] = idx.device, next(model.parameters()).device
+        raise RuntimeError("stop here")
+
+    probe = _Probe(case, ProbeContext().for_case(case, {"generate": generate}))
+    with pytest.raises(RuntimeError, match="stop here"):
+        kind_of(case).probe(probe)
+    assert seen == {"prompt": torch.device("meta"), "model": torch.device("meta")}

@@ -1,0 +1,345 @@
+"""Chapter 06, decoding and sampling: its tasks, their probes and the hints.
+
+The filters (6.1 to 6.3) are functions of a tensor of logits, compared exactly with the
+reference on many rows at once. `generate` (6.4) drives two toy models whose next-token
+logits are known: NextTokenModel (chapter 04: it predicts the sum of the ids it sees, so
+cropping and appending show in the ids) for greedy decoding and the end token, and
+TableModel (the next token depends on the last one through a table of logits) for sampling,
+which is judged by the distribution of many draws (kinds.Sampler). The key-value cache
+(6.5) is a module with state: a script of calls feeds a sequence in chunks and must give
+the outputs of the whole sequence (kinds.ModuleSteps).
+"""
+import numpy as np
+import torch
+import torch.nn as nn
+
+from gptcourse import kinds
+from gptcourse.chapters import attention
+from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
+from gptcourse.chapters.ch04_gpt_model import NextTokenModel, ToyLanguageModel
+from gptcourse.probes import ProbeFailure
+from gptcourse.tasks import Task
+
+CHAPTER = "06_sampling"
+
+TASKS = (
+    Task("6.1", CHAPTER, ("softmax_with_temperature",), "B", "Softmax with a temperature"),
+    Task("6.2", CHAPTER, ("top_k_logits",), "I", "Top-k filtering"),
+    Task("6.3", CHAPTER, ("top_p_logits",), "A", "Top-p (nucleus) filtering"),
+    Task("6.4", CHAPTER, ("generate",), "I", "Generating with temperature, top-k, top-p and an end token",
+         needs=("6.1", "6.2", "6.3")),
+    Task("6.5", CHAPTER, ("KVCacheMultiHeadAttention",), "A", "A key-value cache", needs=("3.2",)),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# 6.1 to 6.3: filters of logits
+# ------------------------------------------------------------------------------------------
+
+def temperature_arguments(p):
+    """softmax_with_temperature(logits, temperature)."""
+    return [p.input("logits", requires_grad=True), p.case.args["temperature"]], {}
+
+
+def top_k_arguments(p):
+    """top_k_logits(logits, k)."""
+    return [p.input("logits"), p.case.args["k"]], {}
+
+
+def top_p_arguments(p):
+    """top_p_logits(logits, p)."""
+    return [p.input("logits"), p.case.args["p"]], {}
+
+
+# ------------------------------------------------------------------------------------------
+# 6.4 generate: the models it drives
+# ------------------------------------------------------------------------------------------
+
+class TableModel(ToyLanguageModel):
+    """A toy language model whose next-token probabilities are known: the logits at every
+    position are the row of `table` of the token at that position (a Markov chain)."""
+
+    def __init__(self, table, context_length):
+        super().__init__(context_length)
+        self.table = nn.Parameter(torch.as_tensor(table, dtype=torch.float64), requires_grad=False)
+
+    def forward(self, idx):
+        self.note_call(idx)
+        return self.table[idx]  # (batch, num_tokens, vocab)
+
+
+def generation_model(p):
+    """The case's model: NextTokenModel (greedy, end token) or TableModel (sampling)."""
+    args = p.case.args
+    if args["model"] == "next_token":
+        model = NextTokenModel(args["vocab_size"], args["context_length"])
+    else:
+        model = TableModel(p.case.arrays["table"], args["context_length"])
+    p.generation_model = p.module_input("model", model)
+    return p.generation_model
+
+
+def generate_keywords(args):
+    """The optional arguments a case passes (by name, as the spec's signature has them)."""
+    return {key: args[key] for key in ("temperature", "top_k", "top_p", "eos_id") if key in args}
+
+
+def generate_arguments(p):
+    """generate(model, idx, max_new_tokens, context_size, **options) on the case's prompt."""
+    args = p.case.args
+    model = generation_model(p)
+    return [model, p.input("idx"), args["max_new_tokens"], args["context_size"]], generate_keywords(args)
+
+
+def record_grad_mode(p):
+    calls = p.generation_model.grad_enabled
+    p.record_value("model_calls_with_grad", sum(bool(c) for c in calls), "the model calls with gradients on")
+
+
+def returned_ids(p, result, batch):
+    """The returned ids as a (batch, num_tokens) int64 tensor on the CPU, or a clear failure."""
+    if not isinstance(result, torch.Tensor):
+        raise ProbeFailure(f"generate should return a tensor of token ids, got {type(result).__name__}")
+    if result.dim() != 2 or result.shape[0] != batch:
+        raise ProbeFailure(f"generate should return ids of shape (batch, num_tokens) with batch={batch}, "
+                           f"got shape {tuple(result.shape)}")
+    return torch.Tensor.detach(result).cpu().to(torch.int64)
+
+
+def record_until_end(p):
+    """What the spec pins down when generation stops at an end token: each row's new tokens
+    before its first end token (what a row holds after it is free: more samples, or padding),
+    and how many tokens were added (with the last row's end token or without it, as the book
+    breaks before appending it: both readings are accepted, see the hidden module)."""
+    ids = returned_ids(p, p.result, p.case.arrays["idx"].shape[0])
+    prompt = p.case.arrays["idx"].shape[1]
+    eos_id = p.case.args["eos_id"]
+    rows = []
+    for row in ids[:, prompt:].tolist():
+        rows.append(row[: row.index(eos_id)] if eos_id in row else row)
+    p.record_value("num_generated", ids.shape[1] - prompt, "the number of tokens added to each row")
+    p.record_value("rows_until_end", rows, "each row's new tokens before its first end token")
+    p.record_value("prompt_kept", bool(torch.equal(ids[:, :prompt], torch.as_tensor(p.case.arrays["idx"]))),
+                   "whether the returned rows start with the prompt")
+    record_grad_mode(p)
+
+
+def sample_outcomes(p, fn):
+    """Many rows of the same prompt in one batch; each row's new tokens as one outcome number
+    (first token + vocab * second token + ...), counted by kinds.Sampler."""
+    args = p.case.args
+    model = generation_model(p)
+    prompt = p.tensor("idx").repeat(args["num_rows"], 1)  # on the case's device, with the model
+    result = fn(model, prompt, args["max_new_tokens"], args["context_size"], **generate_keywords(args))
+    ids = returned_ids(p, result, args["num_rows"])
+    new = ids[:, prompt.shape[1]:]
+    if new.shape[1] != args["max_new_tokens"]:
+        raise ProbeFailure(f"generate added {new.shape[1]} tokens to each row, expected "
+                           f"max_new_tokens={args['max_new_tokens']}")
+    vocab = p.case.arrays["table"].shape[1]
+    if new.numel() and (int(new.min()) < 0 or int(new.max()) >= vocab):
+        raise ProbeFailure(f"generate returned token ids outside 0..{vocab - 1}")
+    weights = vocab ** torch.arange(new.shape[1])
+    return (new * weights).sum(dim=1)
+
+
+def describe_new_tokens(outcome, case):
+    """'the new token 3' or 'the new tokens 3, 1': an outcome number of sample_outcomes, decoded."""
+    vocab = case.arrays["table"].shape[1]
+    tokens = [(outcome // vocab ** i) % vocab for i in range(case.args["max_new_tokens"])]
+    return f"the new token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens))}"
+
+
+# ------------------------------------------------------------------------------------------
+# 6.5 KVCacheMultiHeadAttention
+# ------------------------------------------------------------------------------------------
+
+PROBES = {
+    "6.1": {"forward": kinds.Function(temperature_arguments, outputs=(("probs", "the returned probabilities"),),
+                                      tensors=True, grad_of="probs")},
+    "6.2": {"forward": kinds.Function(top_k_arguments, outputs=(("logits_out", "the returned logits"),),
+                                      tensors=True)},
+    "6.3": {"forward": kinds.Function(top_p_arguments, outputs=(("logits_out", "the returned logits"),),
+                                      tensors=True)},
+    "6.4": {"greedy": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
+                                     device_pass=True, also=record_grad_mode),
+            "end_token": kinds.Function(generate_arguments, outputs=(), device_pass=True, also=record_until_end),
+            "sample": kinds.Sampler(sample_outcomes, describe=lambda k, case: describe_new_tokens(k, case))},
+    "6.5": dict(attention.causal_module_probes(
+        multi_head_arguments, attention.QKV + ("out_proj", "mask"),
+        raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
+                        "(e.g. ValueError or assert) instead of silently building a broken module")),
+        steps=kinds.ModuleSteps(multi_head_arguments)),
+}
+
+KEY_NAMES = dict(
+    attention.KEY_NAMES,
+    raises="Check that d_out is divisible by num_heads",
+    probs="The returned probabilities",
+    logits_out="The returned logits",
+    ids="The returned token ids",
+    model_calls_with_grad="Model calls made with gradients enabled",
+    num_generated="The number of tokens added",
+    rows_until_end="The new tokens of each row, before its first end token",
+    prompt_kept="The prompt at the start of each returned row",
+    counts="The sampled tokens",
+)
+KEY_NAMES["after/logits"] = "The input logits after the call"
+KEY_NAMES["after/idx"] = "The input idx after the call"
+
+_NOT_OURS = r"^(?!DeviceMixError|ProbeFailure)"
+
+
+def _refused(hint, step):
+    """Entries for an error the student's own code raised on purpose in a call that must work: a
+    `raise` or `assert` line, or (where the line cannot be read) a ValueError or AssertionError."""
+    return [(_NOT_OURS, hint, ("6.5",), {"step": step, "where": r"\b(raise|assert)\b"}),
+            (r"^(ValueError|AssertionError):", hint, ("6.5",), {"step": step})]
+
+
+ERROR_HINTS = [
+    (r"Dimension out of range",
+     "the softmax is over a dimension the logits do not have: they may be one row of shape (vocab,) or a batch "
+     "(..., vocab), and the probabilities are over the vocabulary, the last dimension: "
+     "torch.softmax(logits / temperature, dim=-1)", ("6.1",)),
+    (r"Dimension out of range",
+     "a dimension the logits do not have: they may be one row of shape (vocab,) or a batch (..., vocab); work "
+     "over the last dimension, the vocabulary: dim=-1 in topk, sort, softmax and cumsum", ("6.2", "6.3")),
+    (r"too many indices for tensor of dimension 1",
+     "the logits can be a single 1-D row of shape (vocab,), where [:, -1] has no second dimension: index the "
+     "last dimension with [..., -1:], which keeps the dimension (shape (..., 1): one threshold per row, "
+     "compared with its own row), or pass keepdim=True", ("6.2", "6.3")),
+    (r"must match the size of tensor b|The size of tensor a",
+     "the k-th largest values do not line up with the rows: torch.topk(logits, k, dim=-1) gives values of "
+     "shape (..., k); the k-th of each row is values[..., -1:], of shape (..., 1), which compares with its "
+     "own row", ("6.2",)),
+    (r"selected index k out of range",
+     "k is larger than the number of logits in a row: torch.topk(logits, k, dim=-1) needs k <= logits.shape[-1]",
+     ("6.2",)),
+    (r"index out of range in self",
+     "the model got more tokens than its context length: crop the input to the last context_size tokens "
+     "before every call, idx[:, -context_size:]", ("6.4",)),
+    (r"Tensors must have same number of dimensions|Sizes of tensors must match",
+     "the next token must be appended as a column of shape (batch, 1): torch.multinomial(probs, num_samples=1) "
+     "and argmax(..., dim=-1, keepdim=True) both give one; then torch.cat((idx, idx_next), dim=1)", ("6.4",)),
+    (r"probability tensor contains either `inf`, `nan` or element < 0|invalid multinomial distribution",
+     "torch.multinomial got something that is not a probability distribution: with temperature=0 do not "
+     "sample (take the argmax: dividing by 0 gives inf and NaN); otherwise sample from "
+     "softmax(logits / temperature) after the filters, never from the logits themselves", ("6.4",)),
+    (r"Boolean value of Tensor with more than one (value|element) is ambiguous",
+     "a comparison of a whole batch used in an `if`: for a batch, combine the rows first, "
+     "e.g. `if finished.all():`", ("6.4",)),
+    (_NOT_OURS,
+     "this call ran without the cache (use_cache=False) after cached calls: without the cache, forward must "
+     "ignore cache_k and cache_v, whatever they hold, and attend within x only (the mask's first num_tokens "
+     "rows and columns), as MultiHeadAttention does", ("6.5",), {"step": r"use_cache=False"}),
+    (attention.BOOL_MASK, attention.BOOL_MASK_BUFFER_HINT, ("6.5",)),
+    (attention.SIZE_MISMATCH,
+     "the mask does not fit the scores: with a cache the scores are (num_tokens new queries) x (all keys "
+     "so far), so the mask's rows are the new tokens' positions, start .. start + num_tokens, and its "
+     "columns all the keys, :start + num_tokens", ("6.5",)),
+    *_refused("your module refused the first chunk of a sequence, when nothing is cached: after reset_cache() "
+              "(as after __init__) the cache is empty and the next chunk starts at position 0, so reset_cache() "
+              "must also set any position counter you keep back to 0 (and a chunk that fills the cache exactly "
+              "to context_length must be accepted)", r"tokens 0 to \d+, use_cache=True"),
+    *_refused("your module refused a chunk that fits: the cached tokens plus the new ones may fill the cache "
+              "exactly up to context_length, and that must be accepted; refuse only when start + num_tokens > "
+              "context_length (not >=)", r"use_cache=True"),
+]
+
+
+def _probability_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key != "probs" or not isinstance(have, np.ndarray) or not isinstance(want, np.ndarray) \
+            or have.shape != want.shape:
+        return ""
+    if np.isnan(have).any() and not np.isnan(want).any():
+        return ("NaN: exp of a large logit overflowed (logits / temperature can be huge when the temperature is "
+                "small); torch.softmax subtracts the row's maximum first and never overflows")
+    sums = have.sum(axis=-1)
+    if not np.allclose(sums, 1.0, atol=1e-4):
+        return "the probabilities of a row do not add up to 1: take the softmax over the last dimension, dim=-1"
+    return ""
+
+
+def _filter_hint(key, got, expected, case):
+    have, want = got.get(key), expected.get(key)
+    if key != "logits_out" or not isinstance(have, np.ndarray) or not isinstance(want, np.ndarray) \
+            or have.shape != want.shape:
+        return ""
+    kept_have, kept_want = np.isfinite(have), np.isfinite(want)
+    if (have == 0).any() and not (want == 0).any() and (have[~kept_want] == 0).all():
+        return "the removed logits must be -inf (float(\"-inf\")), not 0: a logit of 0 still has a probability"
+    if (kept_have == kept_want).all() and not np.allclose(have[kept_want], want[kept_want]):
+        return "the kept logits must keep their values: only the removed ones change (to -inf)"
+    counts_have, counts_want = kept_have.sum(axis=-1), kept_want.sum(axis=-1)
+    if (counts_have == counts_want).all() and not (kept_have == kept_want).all():
+        return ("the right number of logits is kept, but not the right ones in some row: keep each row's "
+                "largest ones, in their places in the vocabulary")
+    wrong_rows = np.argwhere(counts_have != counts_want) if have.ndim > 1 else \
+        np.zeros((int(counts_have != counts_want), 0), dtype=int)
+    if len(wrong_rows):
+        row = tuple(int(i) for i in wrong_rows[0])
+        where = "the row" if not row else f"row {row[0]}" if len(row) == 1 else f"row {list(row)}"
+        how_many = f" (the number differs in {len(wrong_rows)} of {counts_want.size} rows)" if counts_want.size > 1 else ""
+        rule = (f"every logit >= the row's own k-th largest value (k={case.args['k']}) stays" if case.task == "6.2"
+                else f"the most probable tokens stay until their mass reaches p={case.args['p']}, at least one")
+        kept = int(counts_have[row])
+        return (f"{kept} logit{'' if kept == 1 else 's'} kept in {where}, expected {int(counts_want[row])}{how_many}: "
+                f"{rule}, in each row separately")
+    return ""
+
+
+def _generation_hint(key, got, expected, case):
+    if key == "model_calls_with_grad":
+        return ("the model ran with gradients enabled, recording a graph no one needs: call it inside "
+                "`with torch.no_grad():`")
+    have, want = got.get(key), expected.get(key)
+    if key == "prompt_kept":
+        return ("the returned rows must start with the prompt: return the whole sequence, the input followed by "
+                "the new tokens (torch.cat((idx, idx_next), dim=1) at every step)")
+    if key == "ids" and isinstance(have, np.ndarray) and isinstance(want, np.ndarray) and have.ndim == 2 \
+            and have.shape == (want.shape[0], case.args["max_new_tokens"]) != want.shape:
+        return "only the new tokens are returned: return the whole sequence, the input followed by the new tokens"
+    if key == "ids" and isinstance(have, np.ndarray) and isinstance(want, np.ndarray) and have.shape == want.shape:
+        return ("other tokens than greedy decoding picks: with temperature=0 take the largest logit of the last "
+                "position, torch.argmax(logits[:, -1, :], dim=-1, keepdim=True), without sampling or filtering")
+    if key == "num_generated" and isinstance(have, int) and isinstance(want, int):
+        if have == case.args["max_new_tokens"] and want < have:
+            return ("generation did not stop although every row had produced eos_id: after each step note which "
+                    "rows have produced it, and stop once all of them have")
+        if have < want:
+            return ("generation stopped before every row had produced eos_id: keep going until all rows have "
+                    "(a row that finished early may go on with anything, or repeat eos_id)")
+    return ""
+
+
+def _cache_hint(key, got, expected, case):
+    """What a wrong output of a cached call, or a refusal that did not happen, means for a cache."""
+    have = got.get(key)
+    if key.endswith(kinds.ModuleSteps.REFUSAL) and isinstance(have, dict):
+        if not have.get("raised"):
+            return (f"feeding more tokens than context_length={case.args['context_length']} was accepted: check "
+                    f"that the cached tokens plus the new ones fit, and raise an error (ValueError) that says so")
+        if not have.get("by_your_code"):
+            return (f"past context_length={case.args['context_length']} the module failed inside PyTorch instead "
+                    f"of with a clear error of its own: check that the cached tokens plus the new ones fit, and "
+                    f"raise an error (ValueError) that says so")
+    if key.endswith(" is None") and isinstance(have, dict):
+        return "reset_cache() must set both cache_k and cache_v to None"
+    if key.startswith("step ") and "use_cache=True" in key and isinstance(have, np.ndarray):
+        return ("with use_cache=True each chunk must give exactly what the whole sequence gives at those "
+                "positions: its queries attend to the cached keys and values and to the chunk's own, up to "
+                "their position")
+    if key.startswith("step ") and "use_cache=False" in key:
+        return "without the cache, forward must ignore cache_k and cache_v and attend within x only"
+    return ""
+
+
+HINTS = {
+    "6.1": [_probability_hint],
+    "6.2": [_filter_hint],
+    "6.3": [_filter_hint],
+    "6.4": [_generation_hint],
+    "6.5": [attention.nan_hint, _cache_hint],
+}

@@ -1,0 +1,729 @@
+"""Hidden cases and known mistakes of chapter 06 (decoding and sampling).
+
+Filters (6.1 to 6.3) are compared exactly on many rows at once: temperatures near 0 and large,
+k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains,
+-inf already present. Top-p cases keep every cumulative probability at least 2e-3 away from p,
+and no two tokens at the cut equally probable, so that the set of kept tokens is the same
+however a correct implementation rounds.
+
+generate (6.4): greedy and end-token cases on NextTokenModel are exact; sampling cases on a
+TableModel draw 20,000 rows at once and are judged by the counts of the new tokens against
+the probabilities computed here (kinds.Sampler: at most 1e-7 false failures per case, exact
+binomial tails). The order top-k, then top-p, then temperature is tested on a case built so
+that the other orders give visibly different distributions.
+
+The key-value cache (6.5) has chapter 03's cases for MultiHeadAttention (without the cache it
+must be the same module) and scripts of cached calls (kinds.ModuleSteps).
+"""
+import functools
+
+import numpy as np
+import torch
+
+from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
+from gptcourse.records import Case
+from grader.hidden.attention import dropout_internals, module_case
+from grader.hidden.casekit import hidden_rng, module_weights, public_rng, reference_module, subclass_with
+from grader.reference import reference_object
+
+NEG_INF = float("-inf")
+# The book's next-token logits over its nine-word vocabulary ("closer", "every", "effort", ...).
+BOOK_LOGITS = [4.51, 0.89, -1.90, 6.75, 1.63, -1.62, -1.89, 6.28, 1.79]
+SAMPLE_ROWS = 20_000
+TOP_P_MARGIN = 2e-3
+
+
+# ------------------------------------------------------------------------------------------
+# 6.1 softmax_with_temperature
+# ------------------------------------------------------------------------------------------
+
+def _with_minus_inf(rng, logits, count=1):
+    """Some entries of every row set to -inf (never a whole row)."""
+    rows = logits.reshape(-1, logits.shape[-1])
+    for row in rows:
+        row[rng.choice(row.size, size=min(count, row.size - 1), replace=False)] = NEG_INF
+    return rows.reshape(logits.shape)
+
+
+def _temperature_case(rng, shape, temperature, dtype="float32", scale=2.0, logits=None, minus_inf=0):
+    x = np.array(logits, dtype=np.float64) if logits is not None else rng.normal(scale=scale, size=shape)
+    if minus_inf:
+        x = _with_minus_inf(rng, x, minus_inf)
+    arrays = {"logits": x, "grad_seed": rng.normal(size=x.shape)}
+    extra = ", some logits -inf" if minus_inf else ""
+    label = f"logits of shape {tuple(x.shape)} (about -{2 * scale:g} to {2 * scale:g}{extra}), " \
+            f"temperature={temperature}, {dtype}"
+    if logits is not None:
+        label = f"the book's nine logits, temperature={temperature}, {dtype}"
+    return Case("6.1", "forward", label, {"temperature": temperature}, arrays, dtype)
+
+
+# ------------------------------------------------------------------------------------------
+# 6.2 top_k_logits and 6.3 top_p_logits
+# ------------------------------------------------------------------------------------------
+
+def _top_k_case(rng, shape, k, dtype="float32", ties=False, minus_inf=0, logits=None):
+    if logits is not None:
+        x = np.array(logits, dtype=np.float64)
+    elif ties:
+        # Whole numbers in a narrow range: many ties, and in every row one at the k-th value.
+        x = rng.integers(-3, 4, size=shape).astype(np.float64)
+        for row in x.reshape(-1, shape[-1]):
+            order = np.argsort(-row, kind="stable")
+            if k < row.size:
+                row[order[k]] = row[order[k - 1]]
+    else:
+        x = rng.normal(scale=2.0, size=shape)
+    if minus_inf:
+        x = _with_minus_inf(rng, x, minus_inf)
+    extra = ", ties at the k-th value" if ties else ""
+    extra += ", some logits already -inf" if minus_inf else ""
+    label = f"logits of shape {tuple(x.shape)}, k={k}{extra}, {dtype}"
+    if logits is not None:
+        label = f"the book's nine logits, k={k}, {dtype}"
+    return Case("6.2", "forward", label, {"k": k}, {"logits": x}, dtype)
+
+
+def _top_p_margin_ok(x, p):
+    """Whether every row's cumulative probabilities (sorted) stay TOP_P_MARGIN away from p, with
+    no tie between the last kept token and the first dropped one."""
+    for row in x.reshape(-1, x.shape[-1]):
+        probs = np.sort(torch.softmax(torch.tensor(row), dim=-1).numpy())[::-1]
+        cumulative = np.cumsum(probs)
+        if np.min(np.abs(cumulative - p)) < TOP_P_MARGIN:
+            return False
+        cut = int(np.searchsorted(cumulative, p))  # the last kept token's rank
+        if cut + 1 < probs.size and abs(probs[cut] - probs[cut + 1]) < 1e-6:
+            return False
+    return True
+
+
+def _top_p_case(rng, shape, p, dtype="float32", scale=2.0, minus_inf=0, peaked=False):
+    for _ in range(1000):
+        x = rng.normal(scale=scale, size=shape)
+        if peaked:  # one token of each row far ahead of the rest
+            rows = x.reshape(-1, shape[-1])
+            rows[np.arange(rows.shape[0]), rng.integers(0, shape[-1], size=rows.shape[0])] += 3 * scale
+        if minus_inf:
+            x = _with_minus_inf(rng, x, minus_inf)
+        if _top_p_margin_ok(x, p):
+            break
+    else:
+        raise RuntimeError("could not draw top-p logits away from the cut")
+    extra = ", one token far ahead in each row" if peaked else ""
+    extra += ", some logits already -inf" if minus_inf else ""
+    label = f"logits of shape {tuple(x.shape)}, p={p}{extra}, {dtype}"
+    return Case("6.3", "forward", label, {"p": p}, {"logits": x}, dtype)
+
+
+# ------------------------------------------------------------------------------------------
+# 6.4 generate
+# ------------------------------------------------------------------------------------------
+
+def _greedy_case(rng, batch, tokens, max_new_tokens, context_size, vocab_size=13, **options):
+    """NextTokenModel (it predicts the sum of the ids it sees): cropping and appending show."""
+    args = {"model": "next_token", "vocab_size": vocab_size, "context_length": context_size,
+            "max_new_tokens": max_new_tokens, "context_size": context_size, **options}
+    arrays = {"idx": rng.integers(1, vocab_size, size=(batch, tokens))}
+    shown = "".join(f", {k}={v}" for k, v in options.items()) or " (temperature left at its default)"
+    label = (f"a model that predicts the sum of the ids it sees (mod {vocab_size}); a batch of {batch} x {tokens} "
+             f"ids, max_new_tokens={max_new_tokens}, context_size={context_size}{shown}")
+    return Case("6.4", "greedy", label, args, arrays)
+
+
+def _greedy_path(prompt, steps, context_size, vocab_size):
+    """The tokens NextTokenModel's greedy decoding adds to one prompt."""
+    ids = list(prompt)
+    for _ in range(steps):
+        ids.append(sum(ids[-context_size:]) % vocab_size)
+    return ids[len(prompt):]
+
+
+def _end_token_case(rng, batch, tokens, max_new_tokens, context_size, vocab_size=11, all_finish=True,
+                    eos_in_prompt=False):
+    """Greedy decoding with an end token that the rows produce at different steps (or, with
+    all_finish=False, that one row never produces)."""
+    for _ in range(5000):
+        idx = rng.integers(0, vocab_size, size=(batch, tokens))
+        paths = [_greedy_path(row, max_new_tokens, context_size, vocab_size) for row in idx.tolist()]
+        eos_id = int(rng.integers(0, vocab_size))
+        firsts = [path.index(eos_id) if eos_id in path else None for path in paths]
+        finished = [f for f in firsts if f is not None]
+        if all_finish and (len(finished) < batch or len(set(finished)) < min(batch, 2)
+                           or max(finished) >= max_new_tokens - 1):
+            continue
+        if not all_finish and not (0 < len(finished) < batch):
+            continue
+        if eos_in_prompt:
+            if eos_id in idx[0].tolist() or firsts[0] is None or firsts[0] < 1:
+                continue
+            idx[0, 0] = eos_id  # the first row's prompt holds the end token: it has not produced it
+            paths = [_greedy_path(row, max_new_tokens, context_size, vocab_size) for row in idx.tolist()]
+            firsts = [path.index(eos_id) if eos_id in path else None for path in paths]
+            if None in firsts or len(set(firsts)) < 2 or max(firsts) >= max_new_tokens - 1:
+                continue
+            # The first row finishes last, at least two steps after the others: code that counts its
+            # prompt's end token as produced stops earlier, even by the book's count (one token fewer).
+            if firsts[0] < max(firsts[1:]) + 2:
+                continue
+        break
+    else:
+        raise RuntimeError("could not draw an end-token case")
+    args = {"model": "next_token", "vocab_size": vocab_size, "context_length": context_size,
+            "max_new_tokens": max_new_tokens, "context_size": context_size, "temperature": 0.0, "eos_id": eos_id}
+    steps = ", ".join("never" if f is None else f"step {f + 1}" for f in firsts)
+    extra = "; the first row's prompt already holds it" if eos_in_prompt else ""
+    who = "the single row produces at" if batch == 1 else f"the {batch} rows produce at:"
+    label = (f"greedy decoding with eos_id={eos_id}, which {who} {steps}{extra} "
+             f"(a model that predicts the sum of the ids it sees, mod {vocab_size}); max_new_tokens={max_new_tokens}, "
+             f"context_size={context_size}")
+    return Case("6.4", "end_token", label, args, {"idx": idx})
+
+
+def _sample_table(rng, vocab, scale=1.5, minus_inf=1):
+    table = rng.normal(scale=scale, size=(vocab, vocab))
+    for row in table:
+        row[rng.choice(vocab, size=minus_inf, replace=False)] = NEG_INF
+    return table
+
+
+def _sample_case(rng, vocab=6, max_new_tokens=1, prompt_tokens=3, table=None, label_extra="", **options):
+    table = _sample_table(rng, vocab) if table is None else table
+    args = {"model": "table", "context_length": 4, "context_size": 4, "max_new_tokens": max_new_tokens,
+            "num_rows": SAMPLE_ROWS, "num_outcomes": vocab ** max_new_tokens, **options}
+    arrays = {"table": table, "idx": rng.integers(0, vocab, size=(1, prompt_tokens))}
+    settings = ", ".join(f"{k}={v}" for k, v in options.items())
+    label = (f"sampling {max_new_tokens} new token(s) for {SAMPLE_ROWS:,} rows of the same prompt with {settings}, "
+             f"from a model whose next-token logits are a table ({vocab} tokens, one of them -inf in every row)"
+             f"{label_extra}")
+    return Case("6.4", "sample", label, args, arrays, "float64")
+
+
+_ORDERS = {"right": ("top_k", "top_p", "temperature"), "temperature_first": ("temperature", "top_k", "top_p"),
+           "top_p_first": ("top_p", "top_k", "temperature")}
+
+
+def _order_case(rng):
+    """top-k, top-p and a temperature together, on a table drawn so that the three orders give
+    distributions at least 0.1 apart in total variation (so each wrong order is told apart)."""
+    options = {"temperature": 2.5, "top_k": 4, "top_p": 0.7}
+    for _ in range(1000):
+        table = _sample_table(rng, 7, scale=1.2)
+        case = _sample_case(rng, vocab=7, table=table, label_extra="; the order of the filters matters here",
+                            **options)
+        probs = [_outcome_probs(case.args, case.arrays, order) for order in _ORDERS.values()]
+        if all(0.5 * np.abs(a - b).sum() >= 0.1 for i, a in enumerate(probs) for b in probs[i + 1:]):
+            return case
+    raise RuntimeError("could not draw a case where the order of the filters matters")
+
+
+def _next_probs(logits, options, order=_ORDERS["right"], temperature_power=1.0):
+    """The probabilities generate's step should sample from, for one row of logits (float64)."""
+    x = torch.tensor(logits, dtype=torch.float64)[None]
+    temperature = options.get("temperature", 0.0)
+    if temperature == 0.0:
+        probs = torch.zeros_like(x)
+        probs[0, int(torch.argmax(x))] = 1.0
+        return probs[0].numpy()
+    for step in order:
+        if step == "top_k" and options.get("top_k") is not None:
+            x = reference_object("6.2")(x, options["top_k"])
+        elif step == "top_p" and options.get("top_p") is not None:
+            x = reference_object("6.3")(x, options["top_p"])
+        elif step == "temperature":
+            x = x / temperature ** temperature_power  # power -1: multiplied instead of divided
+    return torch.softmax(x, dim=-1)[0].numpy()
+
+
+def _outcome_probs(args, arrays, order=_ORDERS["right"], **mistake):
+    """The probability of every outcome (new tokens t0, t1, ... as t0 + vocab * t1 + ...)."""
+    table = arrays["table"]
+    vocab = table.shape[0]
+    options = {k: args.get(k) for k in ("temperature", "top_k", "top_p")}
+    options.update(mistake.get("options", {}))
+    power = mistake.get("temperature_power", 1.0)
+    probs = {(): 1.0}
+    last_of = {(): int(arrays["idx"][0, -1])}
+    for _ in range(args["max_new_tokens"]):
+        grown = {}
+        for prefix, prob in probs.items():
+            step = _next_probs(table[last_of[prefix]], options, order, power)
+            for token in range(vocab):
+                grown[prefix + (token,)] = prob * step[token]
+                last_of[prefix + (token,)] = token
+        probs = grown
+    outcome = np.zeros(vocab ** args["max_new_tokens"])
+    for tokens, prob in probs.items():
+        outcome[sum(t * vocab ** i for i, t in enumerate(tokens))] = prob
+    return outcome
+
+
+def _sampling_mistakes(args, arrays):
+    """[(message, probabilities)] of the known wrong samplers that differ on this case."""
+    right = _outcome_probs(args, arrays)
+    found = [
+        ("the temperature is applied before top-k and top-p: filter the logits first (top-k, then top-p), "
+         "then divide by the temperature and sample", _outcome_probs(args, arrays, _ORDERS["temperature_first"])),
+        ("top-p is applied before top-k: the spec's order is top-k, then top-p (on what top-k kept), then "
+         "the temperature", _outcome_probs(args, arrays, _ORDERS["top_p_first"])),
+        ("the temperature is ignored: divide the logits by it before the softmax",
+         _outcome_probs(args, arrays, options={"temperature": 1.0})),
+        ("the logits are multiplied by the temperature instead of divided by it",
+         _outcome_probs(args, arrays, temperature_power=-1.0)),
+        ("top_k is ignored: keep only the top_k largest logits (top_k_logits) before sampling",
+         _outcome_probs(args, arrays, options={"top_k": None})),
+        ("top_p is ignored: keep only the nucleus (top_p_logits) before sampling",
+         _outcome_probs(args, arrays, options={"top_p": None})),
+        ("the most probable token is always taken: with a temperature above 0, sample with "
+         "torch.multinomial(probs, num_samples=1)", _outcome_probs(args, arrays, options={"temperature": 0.0})),
+    ]
+    return [(message, probs) for message, probs in found if 0.5 * np.abs(probs - right).sum() > 1e-9]
+
+
+# ------------------------------------------------------------------------------------------
+# 6.5 KVCacheMultiHeadAttention
+# ------------------------------------------------------------------------------------------
+
+_attention = functools.partial(module_case, "6.5", construct=multi_head_arguments, num_heads=2,
+                               identity_out_proj=True)
+
+
+def _chunks(rng, total, first=None):
+    """Split 0..total into chunks of 1 to 3 tokens (the first of size `first` when given)."""
+    edges, start = [], 0
+    while start < total:
+        size = first if (first and start == 0) else int(rng.integers(1, 4))
+        end = min(total, start + size)
+        edges.append([start, end])
+        start = end
+    return edges
+
+
+def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtype="float32", qkv_bias=False,
+                chunks=None, past_end=True, one_by_one=False, straddle=False):
+    """A sequence fed in chunks with use_cache=True; reset_cache(); a second sequence fed in other
+    chunks; a call without the cache; then, filling the cache to context_length, one token too many
+    (straddle: filling it to context_length - 1, a chunk of two tokens, which would pass the end)."""
+    args = {"d_in": d_in, "d_out": d_out, "context_length": context_length, "dropout": 0.0,
+            "num_heads": num_heads, "qkv_bias": qkv_bias}
+    module = reference_module("6.5", multi_head_arguments, args)
+    arrays = {"x": rng.normal(size=(batch, tokens, d_in)), "x2": rng.normal(size=(batch, context_length, d_in))}
+    arrays.update(module_weights(module, rng))
+    cached = {"use_cache": True}
+    first = chunks or ([[i, i + 1] for i in range(tokens)] if one_by_one else _chunks(rng, tokens))
+    steps = [{"feed": chunk, "kwargs": cached} for chunk in first]
+    steps += [{"call": "reset_cache"}, {"none": ["cache_k", "cache_v"]}]
+    second_total = context_length if past_end and not straddle else max(1, context_length - 1)
+    steps += [{"feed": chunk, "array": "x2", "kwargs": cached} for chunk in _chunks(rng, second_total, first=3)]
+    steps += [{"feed": [0, tokens], "kwargs": {"use_cache": False}}]
+    if past_end:
+        steps += [{"feed": [0, 2 if straddle else 1], "array": "x2", "kwargs": cached, "raises": True}]
+    args["steps"] = steps
+    sizes = ", ".join(str(end - start) for start, end in first)
+    if straddle:
+        second = (f"{second_total} tokens of another sequence (context_length={context_length}), then a chunk "
+                  f"of 2 more, which would pass context_length")
+    else:
+        second = (f"{second_total} tokens of another sequence up to context_length={context_length}"
+                  f"{', then one more' if past_end else ''}")
+    label = (f"a batch of {batch} x {tokens} tokens fed in chunks of {sizes} with use_cache=True, then "
+             f"reset_cache() and {second}; d_in={d_in}, d_out={d_out}, num_heads={num_heads}"
+             f"{', qkv_bias=True' if qkv_bias else ''}, {dtype}")
+    return Case("6.5", "steps", label, args, arrays, dtype)
+
+
+# ------------------------------------------------------------------------------------------
+# The cases
+# ------------------------------------------------------------------------------------------
+
+_PUBLIC = {
+    "6.1": lambda rng: [
+        _temperature_case(rng, None, 1.0, logits=BOOK_LOGITS),
+        _temperature_case(rng, None, 0.1, logits=BOOK_LOGITS),
+        _temperature_case(rng, (3, 7), 5.0),
+        _temperature_case(rng, (2, 6), 0.7, minus_inf=2),
+        _temperature_case(rng, (2, 5), 0.01, scale=3.0),
+    ],
+    "6.2": lambda rng: [
+        _top_k_case(rng, None, 3, logits=BOOK_LOGITS),
+        _top_k_case(rng, (4, 10), 3),
+        _top_k_case(rng, (3, 8), 2, ties=True),
+    ],
+    "6.3": lambda rng: [
+        _top_p_case(rng, (9,), 0.6),
+        _top_p_case(rng, (4, 10), 0.8),
+        _top_p_case(rng, (3, 8), 0.01),
+    ],
+    "6.4": lambda rng: [
+        _greedy_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
+        _greedy_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=8, temperature=0.0, top_k=3),
+        _end_token_case(rng, batch=1, tokens=3, max_new_tokens=7, context_size=4),
+        _end_token_case(rng, batch=3, tokens=2, max_new_tokens=8, context_size=4),
+        _end_token_case(rng, batch=2, tokens=3, max_new_tokens=8, context_size=4, eos_in_prompt=True),
+        _sample_case(rng, temperature=1.0),
+        _sample_case(rng, temperature=0.5, top_k=3),
+        _sample_case(rng, temperature=1.2, top_p=0.6),
+        _order_case(rng),
+    ],
+    "6.5": lambda rng: [
+        _attention(rng, batch=2, tokens=6, d_in=3, d_out=4),
+        _attention(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
+        _attention(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=4, dropout=0.5),
+        _attention(rng, kind="raises", d_in=4, d_out=5, context_length=6),
+        _steps_case(rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2, context_length=7, one_by_one=True),
+        _steps_case(rng, batch=1, tokens=7, d_in=4, d_out=6, num_heads=3, context_length=8,
+                    chunks=[[0, 3], [3, 4], [4, 7]], straddle=True),
+    ],
+}
+
+_HIDDEN = {
+    "6.1": lambda rng: [
+        _temperature_case(rng, (4, 11), 0.01, dtype="float64", scale=5.0),
+        _temperature_case(rng, (2, 3, 6), 50.0),
+        _temperature_case(rng, (5,), 0.003, scale=3.0),
+        _temperature_case(rng, (3, 9), 1.0, dtype="float64", minus_inf=3),
+        _temperature_case(rng, (2, 12), 0.02, scale=4.0, minus_inf=1),
+    ],
+    "6.2": lambda rng: [
+        _top_k_case(rng, (6, 12), 1, dtype="float64"),
+        _top_k_case(rng, (3, 8), 8),
+        _top_k_case(rng, (5, 9), 4, ties=True, dtype="float64"),
+        _top_k_case(rng, (4, 7), 5, minus_inf=3),
+        _top_k_case(rng, (2, 3, 9), 3),
+        _top_k_case(rng, (11,), 11, ties=True),
+    ],
+    "6.3": lambda rng: [
+        _top_p_case(rng, (6, 12), 0.5, dtype="float64"),
+        _top_p_case(rng, (4, 9), 0.001),
+        _top_p_case(rng, (5, 10), 0.9, peaked=True),
+        _top_p_case(rng, (3, 8), 0.75, minus_inf=3, dtype="float64"),
+        _top_p_case(rng, (2, 3, 7), 0.6, scale=0.5),
+        _top_p_case(rng, (12,), 0.95, scale=1.0),
+    ],
+    "6.4": lambda rng: [
+        _greedy_case(rng, batch=3, tokens=6, max_new_tokens=5, context_size=2, temperature=0.0, top_p=0.5),
+        _greedy_case(rng, batch=1, tokens=2, max_new_tokens=4, context_size=10),
+        _greedy_case(rng, batch=2, tokens=5, max_new_tokens=0, context_size=3),
+        _end_token_case(rng, batch=4, tokens=3, max_new_tokens=10, context_size=3),
+        _end_token_case(rng, batch=3, tokens=2, max_new_tokens=6, context_size=5, all_finish=False),
+        _end_token_case(rng, batch=2, tokens=3, max_new_tokens=9, context_size=4, eos_in_prompt=True),
+        _end_token_case(rng, batch=1, tokens=4, max_new_tokens=7, context_size=3),
+        _sample_case(rng, vocab=5, max_new_tokens=2, temperature=1.0),
+        _sample_case(rng, temperature=1.5, top_p=0.7),
+        _sample_case(rng, vocab=5, max_new_tokens=2, temperature=0.8, top_k=2, top_p=0.9),
+        _order_case(rng),
+    ],
+    "6.5": lambda rng: [
+        _attention(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=1, context_length=9, qkv_bias=True),
+        _attention(rng, batch=2, tokens=6, d_in=3, d_out=6, num_heads=3, dropout=0.3, dtype="float64"),
+        _attention(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6,
+                   dropout=0.5),
+        _attention(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
+        _steps_case(rng, batch=3, tokens=8, d_in=4, d_out=6, num_heads=2, context_length=9, dtype="float64"),
+        _steps_case(rng, batch=1, tokens=5, d_in=3, d_out=4, num_heads=1, context_length=5, qkv_bias=True,
+                    chunks=[[0, 1], [1, 5]]),
+        _steps_case(rng, batch=2, tokens=9, d_in=5, d_out=8, num_heads=4, context_length=10,
+                    chunks=[[0, 4], [4, 5], [5, 6], [6, 9]], straddle=True),
+    ],
+}
+
+
+def public_cases(task_id):
+    return _PUBLIC[task_id](public_rng(task_id))
+
+
+def hidden_cases(task_id, seed):
+    return _HIDDEN[task_id](hidden_rng(task_id, seed))
+
+
+def expectation_extras(case):
+    if case.task == "6.4" and case.kind == "sample":
+        return {"internals/probs": _outcome_probs(case.args, case.arrays),
+                "internals/mistakes": _sampling_mistakes(case.args, case.arrays)}
+    if case.task == "6.4" and case.kind == "end_token":
+        return _end_token_alternatives(case)
+    if case.task == "6.5" and case.kind == "dropout":
+        return dropout_internals(case, heads="split")
+    return {}
+
+
+def _end_token_alternatives(case):
+    """The book stops before appending the end token that finishes the last row: one token fewer,
+    the same rows before their end tokens. Both readings of the spec pass."""
+    from grader.hidden.expectations import seeded_probe
+    from grader.reference import reference_objects
+
+    expected = seeded_probe(reference_objects(case.task), case)
+    if expected.get("num_generated", 0) == case.args["max_new_tokens"]:
+        return {}
+    return {"internals/alternatives": [dict(expected, num_generated=expected["num_generated"] - 1)]}
+
+
+# ------------------------------------------------------------------------------------------
+# Known mistakes (messages complete "... is wrong — it looks like ...")
+# ------------------------------------------------------------------------------------------
+
+def _variants_6_1():
+    return [
+        ("the logits are multiplied by the temperature instead of divided by it",
+         lambda logits, temperature: torch.softmax(logits * temperature, dim=-1)),
+        ("the temperature is not used: divide the logits by it before the softmax",
+         lambda logits, temperature: torch.softmax(logits, dim=-1)),
+        ("the softmax is taken over the first dimension (dim=0): the vocabulary is the last one, dim=-1",
+         lambda logits, temperature: torch.softmax(logits / temperature, dim=0)),
+        ("the log-probabilities are returned (log_softmax): return probabilities, torch.softmax",
+         lambda logits, temperature: torch.log_softmax(logits / temperature, dim=-1)),
+        ("the softmax is written as exp / sum without subtracting the row's maximum: for a small temperature "
+         "exp overflows to inf and inf / inf is NaN; use torch.softmax, which is stable",
+         lambda logits, temperature: torch.exp(logits / temperature)
+         / torch.exp(logits / temperature).sum(dim=-1, keepdim=True)),
+    ]
+
+
+def _top_k_variant(mode):
+    def top_k_logits(logits, k):
+        values, indices = torch.topk(logits, k, dim=-1)
+        if mode == "scatter":  # exactly k kept: ties at the k-th value lost
+            out = torch.full_like(logits, NEG_INF)
+            return out.scatter(-1, indices, values)
+        if mode == "strict":
+            return logits.masked_fill(logits <= values[..., -1:], NEG_INF)
+        if mode == "zero":
+            return logits.masked_fill(logits < values[..., -1:], 0.0)
+        if mode == "no_keepdim":  # (batch,): broadcasts along the vocabulary, not along each row
+            return torch.where(logits < values[:, -1], torch.tensor(NEG_INF), logits)
+        if mode == "values":
+            return values
+        if mode == "smallest":
+            low = torch.topk(logits, k, dim=-1, largest=False).values
+            return logits.masked_fill(logits > low[..., -1:], NEG_INF)
+        if mode == "in_place":
+            return logits.masked_fill_(logits < values[..., -1:], NEG_INF)
+        if mode == "batch_threshold":  # the smallest top-k value of the whole batch, for every row
+            return logits.masked_fill(logits < values.min(), NEG_INF)
+        if mode == "kthvalue":  # torch.kthvalue: the k-th smallest value as the threshold
+            kth = torch.kthvalue(logits, k, dim=-1, keepdim=True).values
+            return logits.masked_fill(logits < kth, NEG_INF)
+        if mode == "index_k":  # index k of the descending sort: the (k+1)-th largest
+            cutoff = torch.sort(logits, dim=-1, descending=True).values[..., k:k + 1]
+            return logits.masked_fill(logits < cutoff, NEG_INF)
+        if mode == "dim0":  # topk over the rows of the batch
+            kth = torch.topk(logits, k, dim=0).values[-1:]
+            return logits.masked_fill(logits < kth, NEG_INF)
+        raise ValueError(mode)
+    return top_k_logits
+
+
+def _variants_6_2():
+    return [
+        ("logits equal to the k-th largest are dropped: keep every logit >= the k-th largest value "
+         "(ties at the k-th value stay); scattering topk's indices keeps exactly k", _top_k_variant("scatter")),
+        ("the k-th largest logit itself is removed (<= instead of <): keep logits >= the k-th value",
+         _top_k_variant("strict")),
+        ("the removed logits are set to 0 instead of -inf: 0 still has a probability after the softmax",
+         _top_k_variant("zero")),
+        ("the k-th values are taken as top_values[:, -1], of shape (batch,), which lines up with the "
+         "vocabulary dimension instead of the rows: keep the dimension, top_values[..., -1:] (batch, 1)",
+         _top_k_variant("no_keepdim")),
+        ("the k largest values are returned instead of the whole row with the others set to -inf",
+         _top_k_variant("values")),
+        ("the k smallest logits are kept instead of the k largest", _top_k_variant("smallest")),
+        ("the threshold is the k-th smallest logit: torch.kthvalue(logits, k) counts from the smallest; the "
+         "k-th largest is torch.topk(logits, k, dim=-1).values[..., -1:] (or kthvalue(logits, n - k + 1))",
+         _top_k_variant("kthvalue")),
+        ("the threshold is the (k+1)-th largest logit, off by one: in a descending sort the k-th largest is at "
+         "index k - 1, sorted[..., k - 1:k], so k + 1 logits stay", _top_k_variant("index_k")),
+        ("torch.topk is taken over dim=0, the rows of the batch: take the k largest of each row, over the last "
+         "dimension (the vocabulary), dim=-1", _top_k_variant("dim0")),
+        ("one threshold is used for the whole batch (the smallest of all the top-k values): each row needs its "
+         "own k-th largest value, top_values[..., -1:]", _top_k_variant("batch_threshold")),
+    ]
+
+
+def _top_p_variant(mode):
+    def top_p_logits(logits, p):
+        probs = torch.softmax(logits, dim=0 if mode == "softmax_dim0" else -1)
+        if mode == "logits":  # the sorted logits accumulated, no softmax
+            probs = logits
+        if mode == "unsorted":  # cumulative sum in vocabulary order
+            drop = torch.cumsum(probs, dim=-1) - probs >= p
+            return logits.masked_fill(drop, NEG_INF)
+        sorted_probs, ids = torch.sort(probs, dim=-1, descending=mode != "ascending")
+        cumulative = torch.cumsum(sorted_probs, dim=-1)
+        if mode in ("exclusive", "exclusive_keep_first"):  # drops the token that crosses p
+            drop_sorted = cumulative > p
+            if mode == "exclusive_keep_first":
+                drop_sorted[..., 0] = False
+        elif mode == "zero":
+            drop_sorted = cumulative - sorted_probs >= p
+        elif mode == "sorted_order":  # the kept logits returned in sorted order
+            sorted_logits = torch.gather(logits, -1, ids)
+            return sorted_logits.masked_fill(cumulative - sorted_probs >= p, NEG_INF)
+        elif mode == "least_probable":
+            drop_sorted = cumulative - sorted_probs < p
+        elif mode in ("ascending", "logits", "softmax_dim0"):
+            drop_sorted = cumulative - sorted_probs >= p
+        else:
+            raise ValueError(mode)
+        drop = torch.zeros_like(drop_sorted).scatter(-1, ids, drop_sorted)
+        return logits.masked_fill(drop, 0.0 if mode == "zero" else NEG_INF)
+    return top_p_logits
+
+
+def _variants_6_3():
+    return [
+        ("the token whose probability makes the mass reach p is dropped: keep tokens while the mass "
+         "of the tokens ranked above them is still below p", _top_p_variant("exclusive_keep_first")),
+        ("the token whose probability makes the mass reach p is dropped, and when the most probable token "
+         "alone passes p nothing is kept: at least one token must stay", _top_p_variant("exclusive")),
+        ("the cumulative probability is taken in vocabulary order: sort the probabilities in descending "
+         "order first (torch.sort(..., descending=True)) and map the decision back with the sorted indices",
+         _top_p_variant("unsorted")),
+        ("the removed logits are set to 0 instead of -inf: 0 still has a probability after the softmax",
+         _top_p_variant("zero")),
+        ("the logits come back in sorted order: each kept logit must stay in its place in the vocabulary "
+         "(scatter the decision back with the indices from torch.sort)", _top_p_variant("sorted_order")),
+        ("the least probable tokens are kept instead of the most probable", _top_p_variant("least_probable")),
+        ("the probabilities are sorted in ascending order (torch.sort without descending=True), so the mass is "
+         "accumulated from the least probable token and the least probable tokens are kept: sort with "
+         "descending=True", _top_p_variant("ascending")),
+        ("the cumulative sum is taken over the logits instead of their probabilities: apply torch.softmax "
+         "(dim=-1) first, and accumulate the sorted probabilities", _top_p_variant("logits")),
+        ("the softmax is taken over dim=0, across the rows of the batch: each row's probabilities come from "
+         "its own logits, softmax over the last dimension (the vocabulary), dim=-1", _top_p_variant("softmax_dim0")),
+    ]
+
+
+def _generate_variant(crop=True, no_grad=True, stop="all", eos_scope="new"):
+    def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, top_p=None, eos_id=None):
+        prompt_length = idx.shape[1]
+        for _ in range(max_new_tokens):
+            idx_cond = idx[:, -context_size:] if crop else idx
+            with torch.set_grad_enabled(not no_grad):
+                logits = model(idx_cond)[:, -1, :]
+            if temperature == 0.0:
+                idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+            else:
+                if top_k is not None:
+                    logits = reference_object("6.2")(logits, top_k)
+                if top_p is not None:
+                    logits = reference_object("6.3")(logits, top_p)
+                idx_next = torch.multinomial(torch.softmax(logits / temperature, dim=-1), num_samples=1)
+            idx = torch.cat((idx, idx_next), dim=1)
+            if eos_id is None or stop == "never":
+                continue
+            seen = idx if eos_scope == "all" else idx[:, prompt_length:]
+            if eos_scope == "step":  # only this step's tokens, nothing remembered
+                seen = idx_next
+            produced = (seen == eos_id).any(dim=1)
+            if (stop == "any" and bool(produced.any())) or (stop == "all" and bool(produced.all())):
+                break
+        return idx
+    return generate
+
+
+def _variants_6_4():
+    return [
+        ("the context is not cropped: the model sees only the last context_size tokens, idx[:, -context_size:]",
+         _generate_variant(crop=False)),
+        ("an end token already in the prompt counts as produced: only the tokens generate adds count",
+         _generate_variant(eos_scope="all")),
+        ("generation stops as soon as one row has produced eos_id: stop only when every row has",
+         _generate_variant(stop="any")),
+        ("generation did not stop although every row had produced eos_id, at different steps: only the current "
+         "step's tokens are checked ((idx_next == eos_id).all()); remember which rows have produced it "
+         "(finished |= (idx_next == eos_id).squeeze(-1)) and stop once every row has", _generate_variant(eos_scope="step")),
+        ("eos_id is ignored: stop once every row has produced it", _generate_variant(stop="never")),
+        ("the model runs with gradients enabled: call it inside `with torch.no_grad():`",
+         _generate_variant(no_grad=False)),
+    ]
+
+
+def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=False):
+    """The reference's forward with one thing about the cache changed."""
+    def forward(self, x, use_cache=False):
+        b, num_tokens, _ = x.shape
+        queries, keys, values = (self._split_heads(layer(x)) for layer in (self.W_query, self.W_key, self.W_value))
+        start = 0
+        if use_cache and keep_cache:
+            if self.cache_k is not None:
+                start = self.cache_k.shape[2]
+            if start + num_tokens > self.context_length:
+                raise ValueError("past context_length")
+            new = keys, values
+            if self.cache_k is not None and concatenate:
+                keys = torch.cat((self.cache_k, keys), dim=2)
+                values = torch.cat((self.cache_v, values), dim=2)
+            self.cache_k, self.cache_v = new if store_last else (keys, values)
+        total = keys.shape[2]
+        scores = queries @ keys.transpose(2, 3)
+        if mask == "offset":
+            scores = scores.masked_fill(self.mask.bool()[start:start + num_tokens, :total], NEG_INF)
+        elif mask == "from_zero":  # rows 0..num_tokens of the mask, whatever the cache holds
+            scores = scores.masked_fill(self.mask.bool()[:num_tokens, :total], NEG_INF)
+        elif mask == "new_only" and num_tokens > 1:  # masked only when nothing is cached
+            if start == 0:
+                scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], NEG_INF)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
+    return forward
+
+
+def _no_bounds_check(self, x, use_cache=False):
+    """The cache grows past context_length without a check: the mask slice fails inside PyTorch."""
+    b, num_tokens, _ = x.shape
+    queries, keys, values = (self._split_heads(layer(x)) for layer in (self.W_query, self.W_key, self.W_value))
+    start = 0
+    if use_cache:
+        if self.cache_k is not None:
+            start = self.cache_k.shape[2]
+            keys = torch.cat((self.cache_k, keys), dim=2)
+            values = torch.cat((self.cache_v, values), dim=2)
+        self.cache_k, self.cache_v = keys, values
+    scores = (queries @ keys.transpose(2, 3)).masked_fill(
+        self.mask.bool()[start:start + num_tokens, :start + num_tokens], NEG_INF)
+    weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+    return self.out_proj((weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
+
+
+def _as_cache_forward(forward_of_3_2):
+    """A chapter 03 mistake in MultiHeadAttention, as the forward of the cache module."""
+    def forward(self, x, use_cache=False):
+        return forward_of_3_2(self, x)
+    return forward
+
+
+def _variants_6_5():
+    from grader.chapters.ch03_multihead_attention import _variants_3_2
+
+    cache = lambda **o: subclass_with("6.5", forward=_cache_forward(**o))  # noqa: E731
+    return [
+        ("a chunk after cached tokens uses the mask's first rows: the new queries sit at positions "
+         "start .. start + num_tokens - 1, so take the mask's rows start:start + num_tokens "
+         "(and its columns :start + num_tokens)", cache(mask="from_zero")),
+        ("a chunk of several tokens after cached ones is not masked: its queries must not see the keys of "
+         "the chunk's later tokens", cache(mask="new_only")),
+        ("each chunk attends only to itself: the keys and values of earlier chunks are not used; with "
+         "use_cache=True, concatenate the chunk's keys and values to cache_k and cache_v, store the result, "
+         "and compute the attention with all of them (the mask's rows start:start + num_tokens)",
+         cache(keep_cache=False)),
+        ("the cache keeps only the latest chunk's keys and values: store the concatenation of the cached keys and "
+         "values and the new ones, torch.cat((self.cache_k, keys), dim=2), not the new ones alone",
+         cache(store_last=True)),
+        ("the new keys and values are never joined to the cached ones: concatenate them along the token "
+         "dimension, torch.cat((self.cache_k, keys), dim=2), attend to all of them and store the result",
+         cache(concatenate=False)),
+        ("running past context_length fails inside PyTorch instead of with your own clear error: check "
+         "that the cached tokens plus the new ones fit and raise (ValueError) saying so",
+         subclass_with("6.5", forward=_no_bounds_check)),
+    ] + [(message, subclass_with("6.5", forward=_as_cache_forward(mistake.__dict__["forward"])))
+         for message, mistake in _variants_3_2()]
+
+
+_VARIANTS = {"6.1": _variants_6_1, "6.2": _variants_6_2, "6.3": _variants_6_3, "6.4": _variants_6_4,
+             "6.5": _variants_6_5}
+
+
+def variants(task_id):
+    """[(message, object)] of the task's known wrong variants, most specific first."""
+    return _VARIANTS[task_id]()
