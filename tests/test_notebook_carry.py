@@ -158,3 +158,63 @@ def test_carries_through_a_chain_of_notebooks_in_their_own_folder(tmp_path, monk
                                        "its self-check passed.\n")
     wrapper = found["MultiHeadAttentionWrapper"](d_in=3, d_out=2, context_length=4, dropout=0.0, num_heads=2)
     assert wrapper(torch.rand(1, 4, 3)).shape == (1, 4, 4)
+
+
+def test_under_nbgrader_both_cells_bind_the_reference(tmp_path, monkeypatch, capsys):
+    # nbgrader restores the locked carry-over cell and runs a submission alone in its folder:
+    # a task cell that subclasses the carried class (6.5's KVCacheMultiHeadAttention from 3.2's
+    # MultiHeadAttention) then failed to define itself under nbgrader, while the course grader,
+    # which binds the reference, gave full points.
+    from grader.reference import reference_object
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    brought = carry_over("3.2", folder=str(tmp_path))  # no notebook there
+    assert brought == {"MultiHeadAttention": reference_object("3.2")}
+    assert "reference versions" in capsys.readouterr().out
+
+    class Pasted:  # what the student pasted on Colab: not what the grader grades with
+        pass
+
+    namespace = {"MultiHeadAttention": Pasted}
+    check_pasted("3.2", namespace)
+    assert namespace["MultiHeadAttention"] is reference_object("3.2")
+
+
+def test_outside_nbgrader_the_reference_is_never_used(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert carry_over("3.2", folder=str(tmp_path)) == {}
+    assert "paste your MultiHeadAttention" in capsys.readouterr().out
+
+
+def _pasted_cases():
+    from factory import manifest
+    from gptcourse.tasks import CHAPTERS
+
+    found = []
+    for chapter in CHAPTERS:
+        for cell in release_notebook(chapter)["cells"]:
+            if grade_id(cell).startswith("carry_"):
+                task_id = grade_id(cell)[len("carry_"):].replace("_", ".")
+                found.append((chapter, task_id))
+    return manifest(), found
+
+
+@pytest.mark.parametrize("chapter_and_task", _pasted_cases()[1], ids=lambda ct: f"{ct[0]}-{ct[1]}")
+def test_earlier_code_pasted_on_colab_runs_with_the_setup_cell(chapter_and_task, capsys):
+    # On Colab a student pastes an earlier task's code (with the classes it uses) under the
+    # chapter's setup cell alone: chapters 05 and 06 lacked `math` and `Dataset`, so a pasted
+    # GPTModel or create_dataloader_v1 failed its check with a NameError.
+    from gptcourse.tasks import carried_tasks, get_task
+
+    chapter, task_id = chapter_and_task
+    m = _pasted_cases()[0]
+    namespace = {"__name__": "__main__"}
+    for setup in m[chapter]["setup"]:
+        exec(setup, namespace)
+    needed = [t.id for t in carried_tasks(task_id)] + [task_id]
+    sources = {tid: t["source"] for chapter_manifest in m.values() for tid, t in chapter_manifest["tasks"].items()}
+    exec("\n\n".join(sources[t] for t in needed), namespace)
+    check_pasted(task_id, namespace)
+    out = capsys.readouterr().out
+    assert "its self-check passed" in out, out
+    assert all(name in namespace for name in get_task(task_id).names)

@@ -17,7 +17,12 @@ Without that notebook (on Colab, say) it asks you to paste the class into the ne
 which ends with `check_pasted("2.5", globals())`: the same self-check on what you pasted.
 
 Grading never uses what comes in this way: the grader uses a correct reference for the
-earlier chapters' names, so a mistake in chapter 02 costs points only once.
+earlier chapters' names, so a mistake in chapter 02 costs points only once. Under nbgrader
+(where the course's hidden reference package is installed) both cells therefore bind the
+reference versions themselves: a task cell that uses an earlier class when it is *defined*
+(`class KVCacheMultiHeadAttention(MultiHeadAttention)`) then gets the same base class from
+nbgrader as from the course grader, whatever the submission's folder holds or its paste cell
+says.
 """
 import contextlib
 import io
@@ -48,6 +53,9 @@ def carry_over(*task_ids, folder=None):
     notebooks (default: the current directory, which is the running notebook's folder).
     Prints one line per chapter; a name that could not be brought is left out.
     """
+    graded = _reference_when_graded(task_ids)
+    if graded is not None:
+        return graded
     found = {}
     for chapter, tasks in _by_chapter(task_ids).items():
         here = folder or (_CARRYING_FROM[-1] if _CARRYING_FROM else os.getcwd())
@@ -74,6 +82,10 @@ def carry_over(*task_ids, folder=None):
 def check_pasted(task_id, namespace):
     """The end of the paste cell: runs the self-check of `task_id` on what was pasted."""
     task = get_task(task_id)
+    graded = _reference_when_graded([task_id])
+    if graded is not None:
+        namespace.update(graded)  # whatever was pasted: the grader grades with the reference
+        return
     names = ", ".join(task.names)
     missing = [name for name in task.names if name not in namespace]
     if missing:
@@ -86,6 +98,25 @@ def check_pasted(task_id, namespace):
         print(f"{names} came from {carried[0]} (the cell above): nothing to paste here.")
         return
     print(f"Pasted {names}; {_verdict([task], namespace, namespace)}")
+
+
+def _reference_when_graded(task_ids):
+    """While nbgrader grades this notebook: {name: reference object} for the tasks' graded names
+    and helpers, after one line that says so; otherwise (or without the hidden reference
+    package) None."""
+    from .notebook import being_graded
+
+    if not being_graded():
+        return None
+    try:
+        from grader.reference import reference_object
+    except ImportError:  # nbgrader without the course's grader: carry over as usual
+        return None
+    tasks = [get_task(task_id) for task_id in task_ids]
+    found = {name: reference_object(task.id, name) for task in tasks for name in task.carried_names}
+    print(f"Graded by nbgrader: {', '.join(found)} are the course's reference versions here, as in the "
+          f"course grader (a mistake in an earlier chapter costs points only once).")
+    return found
 
 
 def _by_chapter(task_ids):

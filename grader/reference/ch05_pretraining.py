@@ -8,6 +8,7 @@ import math
 import tiktoken
 import torch
 import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset  # what a pasted create_dataloader_v1 (chapter 01) uses
 
 from gptcourse import check, get_device, get_encoding
 from gptcourse.notebook import explain_unfinished_tasks
