@@ -5,7 +5,13 @@ The masters (solutions/NN_name.ipynb) go to source/NN_name/NN_name.ipynb; then
 `nbgrader autograde NN_name` grades submissions with the hidden tests, which import the
 `grader` package: install it (`pip install -e .` in the course checkout) where autograde runs.
 """
+import os
+
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
+
+# The notebooks' carry-over cells bind the reference versions of earlier tasks while nbgrader
+# grades (as the course grader does), from this module; the kernels inherit the variable.
+os.environ.setdefault("GPTCOURSE_REFERENCE_MODULE", "grader.reference")
 
 c.CourseDirectory.course_id = "gpt-from-scratch"
 # Stubs students see in place of each solution region.

@@ -1,6 +1,7 @@
 """Carrying a student's own code from an earlier chapter's notebook (gptcourse.carry)."""
 import copy
 import json
+import os
 
 import pytest
 import torch
@@ -167,7 +168,12 @@ def test_under_nbgrader_both_cells_bind_the_reference(tmp_path, monkeypatch, cap
     # which binds the reference, gave full points.
     from grader.reference import reference_object
 
+    # A copy of the environment, which nbgrader's configuration below may change.
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k != "GPTCOURSE_REFERENCE_MODULE"})
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    config = (REPO / "grader" / "nbgrader_config.py").read_text()
+    exec(config, {"get_config": lambda: type("Config", (), {"__getattr__": lambda self, name: self})()})
+    assert os.environ["GPTCOURSE_REFERENCE_MODULE"] == "grader.reference"  # the course's config sets it
     brought = carry_over("3.2", folder=str(tmp_path))  # no notebook there
     assert brought == {"MultiHeadAttention": reference_object("3.2")}
     assert "reference versions" in capsys.readouterr().out
@@ -180,8 +186,10 @@ def test_under_nbgrader_both_cells_bind_the_reference(tmp_path, monkeypatch, cap
     assert namespace["MultiHeadAttention"] is reference_object("3.2")
 
 
-def test_outside_nbgrader_the_reference_is_never_used(tmp_path, monkeypatch, capsys):
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+@pytest.mark.parametrize("graded", ["", "autograde"])
+def test_outside_nbgrader_or_without_its_config_the_reference_is_never_used(tmp_path, monkeypatch, capsys, graded):
+    monkeypatch.setenv("NBGRADER_EXECUTION", graded)
+    monkeypatch.setenv("GPTCOURSE_REFERENCE_MODULE", "" if graded else "grader.reference")
     assert carry_over("3.2", folder=str(tmp_path)) == {}
     assert "paste your MultiHeadAttention" in capsys.readouterr().out
 

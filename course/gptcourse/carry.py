@@ -22,9 +22,11 @@ earlier chapters' names, so a mistake in chapter 02 costs points only once. Unde
 reference versions themselves: a task cell that uses an earlier class when it is *defined*
 (`class KVCacheMultiHeadAttention(MultiHeadAttention)`) then gets the same base class from
 nbgrader as from the course grader, whatever the submission's folder holds or its paste cell
-says.
+says. The course's nbgrader configuration names the module that holds the reference in the
+environment variable GPTCOURSE_REFERENCE_MODULE; this package never imports it by name.
 """
 import contextlib
+import importlib
 import io
 import json
 import linecache
@@ -34,6 +36,10 @@ import types
 
 from .selfcheck import SelfCheckFailed, check
 from .tasks import carried_tasks, get_task, tasks_of
+
+# Set by the course's nbgrader configuration: the module whose reference_object(task_id, name)
+# gives the versions of earlier tasks that grading uses.
+REFERENCE_MODULE_ENV_VAR = "GPTCOURSE_REFERENCE_MODULE"
 
 # name -> (object, where it came from): what carry_over brought, for check_pasted.
 _CARRIED = {}
@@ -106,12 +112,10 @@ def _reference_when_graded(task_ids):
     package) None."""
     from .notebook import being_graded
 
-    if not being_graded():
+    module_name = os.environ.get(REFERENCE_MODULE_ENV_VAR)
+    if not being_graded() or not module_name:  # not graded, or nbgrader without the course's config
         return None
-    try:
-        from grader.reference import reference_object
-    except ImportError:  # nbgrader without the course's grader: carry over as usual
-        return None
+    reference_object = importlib.import_module(module_name).reference_object
     tasks = [get_task(task_id) for task_id in task_ids]
     found = {name: reference_object(task.id, name) for task in tasks for name in task.carried_names}
     print(f"Graded by nbgrader: {', '.join(found)} are the course's reference versions here, as in the "
