@@ -598,7 +598,7 @@ def _generate_variant(crop=True, no_grad=True, stop="all", eos_scope="new"):
     def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, top_p=None, eos_id=None):
         prompt_length = idx.shape[1]
         for _ in range(max_new_tokens):
-            idx_cond = idx[:, -context_size:] if crop else idx
+            idx_cond = {True: idx[:, -context_size:], False: idx, "first": idx[:, :context_size]}[crop]
             with torch.set_grad_enabled(not no_grad):
                 logits = model(idx_cond)[:, -1, :]
             if temperature == 0.0:
@@ -634,6 +634,8 @@ def _variants_6_4():
          "step's tokens are checked ((idx_next == eos_id).all()); remember which rows have produced it "
          "(finished |= (idx_next == eos_id).squeeze(-1)) and stop once every row has", _generate_variant(eos_scope="step")),
         ("eos_id is ignored: stop once every row has produced it", _generate_variant(stop="never")),
+        ("the context is cropped to its first context_size tokens: the model must see the last ones, "
+         "idx[:, -context_size:] (the newest tokens are at the end)", _generate_variant(crop="first")),
         ("the model runs with gradients enabled: call it inside `with torch.no_grad():`",
          _generate_variant(no_grad=False)),
     ]
