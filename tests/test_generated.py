@@ -49,3 +49,22 @@ def test_fixtures_from_another_machine_are_not_stale():
     assert _same_numbers(records.dumps(committed), records.dumps(regenerated))
     assert not _same_numbers(records.dumps(committed), records.dumps(dict(regenerated, norms=[0.58, 4.49])))
     assert not _same_numbers(records.dumps(committed), records.dumps(dict(regenerated, ids=[1, 3])))
+
+
+def test_a_rebuild_leaves_fixtures_with_last_bit_noise_as_committed(tmp_path, monkeypatch):
+    """`python -m grader.build` rewrote the chapter 04 and 05 fixtures with last-bit noise on
+    every run here, so every diff carried hundreds of meaningless changed lines."""
+    from gptcourse import records
+    from grader import build
+
+    monkeypatch.setattr(build, "FIXTURES", str(tmp_path))
+    noisy, changed = tmp_path / "noisy.json", tmp_path / "changed.json"
+    noisy.write_text(records.dumps({"norms": [0.5820484780620252]}))
+    changed.write_text(records.dumps({"norms": [0.5820484780620252]}))
+    files = {str(noisy): records.dumps({"norms": [0.5820484780620251]}),
+             str(changed): records.dumps({"norms": [0.75]})}
+    monkeypatch.setattr(build, "all_files", lambda: [lambda: files])
+    monkeypatch.setattr(build, "_reload_reference", lambda: None)
+    build.main([])
+    assert noisy.read_text() == records.dumps({"norms": [0.5820484780620252]})  # left as committed
+    assert changed.read_text() == files[str(changed)]  # a real change is written
