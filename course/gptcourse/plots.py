@@ -2,9 +2,11 @@
 attention (weight heatmaps, several heads side by side, causal masks, dropout), and the parts
 of a GPT model (chapter 04: the architecture with its tensor shapes, LayerNorm, activation
 functions, gradient sizes with and without shortcuts, parameter counts, next-token
-probabilities), and pretraining (chapter 05: the probability of each target token, loss
+probabilities), pretraining (chapter 05: the probability of each target token, loss
 curves with the tokens seen, the learning-rate schedule, gradient norms before and after
-clipping, training runs compared).
+clipping, training runs compared), and decoding (chapter 06: draws against probabilities,
+temperatures side by side, sorted probabilities with a top-k or top-p cut, the causal-mask
+block of a KV-cache chunk, time per generated token).
 
 Every helper accepts PyTorch tensors (on any device, with or without gradients) or NumPy
 arrays, draws with matplotlib and seaborn, and returns the matplotlib object it drew on,
