@@ -15,50 +15,32 @@ every clock read. It asserts only that the ids agree.
 import argparse
 import os
 import sys
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(REPO, "course"), REPO]
 
 import torch  # noqa: E402
 
-from gptcourse.kvcache import add_kv_cache  # noqa: E402
+from gptcourse.kvcache import StepTimer, add_kv_cache, generate_greedy_cached  # noqa: E402
 from grader.reference.ch04_gpt_model import GPT_CONFIG_124M, GPTModel  # noqa: E402
 from grader.reference.ch06_sampling import KVCacheMultiHeadAttention, generate  # noqa: E402
 
 
-def clock(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter()
-
-
 def timed_greedy_without_cache(model, prompt, new_tokens, device):
     """generate's greedy path, one token at a time, timing each step."""
-    idx, times = prompt, []
+    idx, timer = prompt, StepTimer(device)
     for _ in range(new_tokens):
-        started = clock(device)
         idx = generate(model, idx, 1, GPT_CONFIG_124M["context_length"])
-        times.append(clock(device) - started)
-    return idx, times
+        timer.tick()
+    return idx, timer.times
 
 
 def timed_greedy_with_cache(cached, prompt, new_tokens, device):
-    """The prompt through the cached model once, then one token per call, timing each new token."""
-    times = []
-    cached.reset_cache()
-    with torch.no_grad():
-        started = clock(device)
-        logits = cached(prompt)
-        idx = prompt
-        for step in range(new_tokens):
-            idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
-            idx = torch.cat((idx, idx_next), dim=1)
-            if step < new_tokens - 1:
-                logits = cached(idx_next)
-            times.append(clock(device) - started)
-            started = clock(device)
-    return idx, times
+    """The prompt through the cached model once, then one token per call, timing each new token
+    (the first time includes the prompt)."""
+    timer = StepTimer(device)
+    idx = generate_greedy_cached(cached, prompt, new_tokens, after_each_token=timer.tick)
+    return idx, timer.times
 
 
 def main():

@@ -406,3 +406,18 @@ def test_the_kv_cache_gives_the_outputs_and_ids_of_the_whole_sequence():
     prompt = torch.randint(0, 50, (2, 4))
     greedy = generate(model, prompt, 20, cfg["context_length"])
     assert torch.equal(generate_greedy_cached(add_kv_cache(model, cfg, KVCacheMultiHeadAttention), prompt, 20), greedy)
+
+
+def test_the_cached_generation_can_be_timed_token_by_token():
+    from gptcourse.kvcache import StepTimer, add_kv_cache, generate_greedy_cached
+    from grader.reference.ch04_gpt_model import GPTModel
+    from grader.reference.ch06_sampling import KVCacheMultiHeadAttention
+
+    cfg = {"vocab_size": 50, "context_length": 24, "emb_dim": 16, "n_heads": 2, "n_layers": 2, "drop_rate": 0.0,
+           "qkv_bias": False}
+    torch.manual_seed(0)
+    cached = add_kv_cache(GPTModel(cfg).eval(), cfg, KVCacheMultiHeadAttention)
+    timer = StepTimer("cpu")
+    ids = generate_greedy_cached(cached, torch.randint(0, 50, (1, 4)), 7, after_each_token=timer.tick)
+    assert ids.shape == (1, 11) and len(timer.times) == 7  # one time per new token
+    assert all(t >= 0 for t in timer.times)

@@ -16,6 +16,8 @@ must get the positions that follow the ones already seen, not positions 0, 1, 2,
 The model's own forward pass then runs unchanged (so this works with your GPTModel as long as
 it looks up `self.pos_emb(positions)` and calls `block.att(x)`, as the chapters build it).
 """
+import time
+
 import torch
 import torch.nn as nn
 
@@ -87,16 +89,40 @@ def add_kv_cache(model, cfg, attention_class):
     return CachedGPT(model, cfg["context_length"])
 
 
-def generate_greedy_cached(cached_model, idx, max_new_tokens):
+def generate_greedy_cached(cached_model, idx, max_new_tokens, after_each_token=None):
     """Greedy generation with the cache: the prompt goes in once, then one new token per call.
-    A cache cannot crop the context as `generate` does, so it stops at the context length."""
+    A cache cannot crop the context as `generate` does, so it stops at the context length.
+    after_each_token(): called once each new token is appended (a StepTimer's tick, say)."""
     cached_model.reset_cache()
     with torch.no_grad():
         logits = cached_model(idx)
         for step in range(max_new_tokens):
             idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
             idx = torch.cat((idx, idx_next), dim=1)
+            if after_each_token is not None:
+                after_each_token()
             if step == max_new_tokens - 1 or idx.shape[1] > cached_model.context_length:
                 break  # nothing more to predict, or no room left to feed the new token
             logits = cached_model(idx_next)
     return idx
+
+
+class StepTimer:
+    """The time of each step of a loop: call tick() at the end of every step; `times` holds the
+    seconds since the previous tick (or since the timer was made). On a GPU it waits for the
+    queued work first: GPU work runs behind the Python code, and the clock would stop early."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.times = []
+        self.last = self._now()
+
+    def tick(self):
+        now = self._now()
+        self.times.append(now - self.last)
+        self.last = now
+
+    def _now(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return time.perf_counter()
