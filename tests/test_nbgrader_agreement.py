@@ -45,6 +45,8 @@ CORPUS_STUDENTS = [
     "5.7/correct_book_inline_schedule",
     "6.4/wrong_temperature_before_filters",
     "6.5/correct_subclass_mha",
+    "7.2/correct_csv_module_int_labels",
+    "7.5/wrong_pads_past_context",
 ]
 
 def corpus(item):

@@ -1,0 +1,20 @@
+# expect: wrong
+# mistake: reads the columns as "text" and "label" in lower case (KeyError).
+# keywords: label and text, capitals
+class SpamDataset(Dataset):
+    def __init__(self, csv_file, tokenizer, max_length=None, pad_token_id=50256):
+        self.data = pd.read_csv(csv_file)
+        self.encoded_texts = [tokenizer.encode(text) for text in self.data["text"]]
+        if max_length is None:
+            self.max_length = max(len(ids) for ids in self.encoded_texts)
+        else:
+            self.max_length = max_length
+            self.encoded_texts = [ids[:self.max_length] for ids in self.encoded_texts]
+        self.encoded_texts = [ids + [pad_token_id] * (self.max_length - len(ids)) for ids in self.encoded_texts]
+
+    def __getitem__(self, index):
+        label = self.data["label"].iloc[index]
+        return torch.tensor(self.encoded_texts[index], dtype=torch.long), torch.tensor(label, dtype=torch.long)
+
+    def __len__(self):
+        return len(self.data)

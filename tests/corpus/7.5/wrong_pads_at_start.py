@@ -1,0 +1,15 @@
+# expect: wrong
+# mistake: puts the padding before the message's ids.
+# keywords: pad at the end, padding is at the start
+def classify_text(text, model, tokenizer, device, max_length, pad_token_id=50256):
+    model.eval()
+    input_ids = tokenizer.encode(text)
+    supported_context_length = model.pos_emb.weight.shape[0]
+    length = min(max_length, supported_context_length)
+    input_ids = input_ids[:length]
+    input_ids = [pad_token_id] * (length - len(input_ids)) + input_ids
+    input_tensor = torch.tensor(input_ids, device=device).unsqueeze(0)
+    with torch.no_grad():
+        logits = model(input_tensor)[:, -1, :]
+    predicted_label = torch.argmax(logits, dim=-1).item()
+    return "spam" if predicted_label == 1 else "not spam"

@@ -1,0 +1,14 @@
+# expect: wrong
+# mistake: the book's code: cuts to min(max_length, context length) but pads up to max_length, so a max_length above the context length hands the model positions it has no embedding for.
+# keywords: context length, min(max_length
+def classify_text(text, model, tokenizer, device, max_length, pad_token_id=50256):
+    model.eval()
+    input_ids = tokenizer.encode(text)
+    supported_context_length = model.pos_emb.weight.shape[0]
+    input_ids = input_ids[:min(max_length, supported_context_length)]
+    input_ids += [pad_token_id] * (max_length - len(input_ids))
+    input_tensor = torch.tensor(input_ids, device=device).unsqueeze(0)
+    with torch.no_grad():
+        logits = model(input_tensor)[:, -1, :]
+    predicted_label = torch.argmax(logits, dim=-1).item()
+    return "spam" if predicted_label == 1 else "not spam"
