@@ -24,3 +24,27 @@ def test_a_quick_run_is_one_short_epoch_whatever_the_base(monkeypatch):
         run = pick_finetune_run("cpu", base)
         assert (run.num_epochs, run.train_batches) == (1, 10)
         assert f"because {QUICK_ENV_VAR} is set" in run.describe()
+
+
+def test_train_classifier_trains_and_times_each_epoch_with_the_functions_it_is_given():
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from gptcourse.chapters.ch07_classification import ToyClassifier
+    from gptcourse.finetune import FinetuneRun, train_classifier
+    from grader.reference.ch07_classification import calc_accuracy_loader, calc_loss_batch_cls
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 50, (24, 5))
+    labels = (ids[:, -1] % 2).long()  # learnable from the last token
+    loader = DataLoader(TensorDataset(ids, labels), batch_size=4)
+    model = ToyClassifier(context_length=5, emb_dim=8, num_classes=2)
+    before = calc_accuracy_loader(loader, model, "cpu")
+    run = FinetuneRun("test", num_epochs=3, lr=0.05, eval_freq=2, eval_iter=1)
+    history = train_classifier(model, loader, loader, torch.optim.AdamW(model.parameters(), lr=run.lr), "cpu", run,
+                               calc_loss_batch_cls, calc_accuracy_loader)
+    train_losses, val_losses, train_accs, val_accs, examples, seconds = history
+    assert len(train_accs) == len(val_accs) == len(seconds) == 3 and all(s > 0 for s in seconds)
+    assert len(train_losses) == len(val_losses) == len(examples) == 9  # 18 steps, every 2nd evaluated
+    assert examples[0] == 4 and examples[-1] == 4 * 17
+    assert train_accs[-1] > before

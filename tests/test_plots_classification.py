@@ -326,3 +326,23 @@ def test_classifier_training_epochs_from_examples_per_epoch_when_training_went_o
     assert top.get_xlim() == pytest.approx(np.array(loss_ax.get_xlim()) / 520)
     epoch_lines = [line.get_xdata()[0] for line in loss_ax.get_lines() if line.get_label().startswith("_")]
     assert epoch_lines == pytest.approx([520])
+
+
+def test_rank_energy_of_a_rank_one_matrix_is_all_in_the_first_value():
+    rank_one = np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 0.5, 2.0])
+    np.testing.assert_allclose(plots.rank_energy(rank_one), [1.0, 1.0, 1.0], atol=1e-12)
+    diagonal = np.diag([3.0, 1.0])  # squared singular values 9 and 1
+    np.testing.assert_allclose(plots.rank_energy(torch.tensor(diagonal)), [0.9, 1.0])
+
+
+def test_plot_rank_energy_draws_one_curve_per_matrix_and_labels_the_ranks():
+    rng = np.random.default_rng(0)
+    low = rng.normal(size=(20, 2)) @ rng.normal(size=(2, 30))
+    ax = plots.plot_rank_energy({"weight change": low, "random": rng.normal(size=(20, 30))}, ranks=(2,))
+    lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    assert set(lines) == {"weight change", "random"}
+    assert lines["weight change"].get_ydata()[1] == pytest.approx(1.0)  # rank 2 keeps all of a rank-2 matrix
+    assert lines["random"].get_ydata()[1] < 0.5
+    assert any(text.get_text().startswith("r = 2: 100%") for text in ax.texts)
+    with pytest.raises(ValueError, match="2 dimensions"):
+        plots.plot_rank_energy({"vector": np.ones(3)})

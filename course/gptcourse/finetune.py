@@ -64,3 +64,97 @@ def pick_finetune_run(device, base):
         run.num_epochs, run.train_batches, run.accuracy_batches, run.eval_freq = 1, 10, 5, 5
         run.notes.append(f"quick run: 1 epoch of 10 batches only, because {why}")
     return run
+
+
+# ------------------------------------------------------------------------------------------
+# What chapter 08 reuses from chapter 07's notebook
+# ------------------------------------------------------------------------------------------
+
+def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_model, create_dataloader_v1):
+    """(model, cfg, base): GPT-2 small with OpenAI's weights when they can be had ("gpt2"), else
+    chapter 05's small GPT pretrained here on The Verdict ("small"), saying so in one line. The
+    course's functions come in as arguments: the notebook passes the student's own."""
+    import time
+
+    from .data import read_text
+    from .gpt2_weights import GPT2_124M_CONFIG, try_load_gpt2_state_dict
+    from .pretrain import TrainingProgress, make_optimizer, pick_run
+
+    state = try_load_gpt2_state_dict()
+    if state is not None:
+        cfg = dict(GPT2_124M_CONFIG)
+        model = GPTModel(cfg)
+        load_weights_into_gpt(model, state)
+        print("base model: GPT-2 small (124M), OpenAI's weights, as in the book")
+        return model.to(device), cfg, "gpt2"
+    print("No GPT-2 weights here, so the base model is chapter 05's small GPT, pretrained now on The Verdict: "
+          "its accuracy is not the book's.")
+    run = pick_run(device, small=True)
+    text = read_text(run.data)
+    split, context_length = int(0.9 * len(text)), run.cfg["context_length"]
+    torch.manual_seed(123)
+    train_loader = create_dataloader_v1(text[:split], batch_size=run.batch_size, max_length=context_length,
+                                        stride=context_length, drop_last=True, shuffle=True, num_workers=0)
+    val_loader = create_dataloader_v1(text[split:], batch_size=run.batch_size, max_length=context_length,
+                                      stride=context_length, drop_last=False, shuffle=False, num_workers=0)
+    torch.manual_seed(123)
+    cfg = dict(run.cfg)
+    model = GPTModel(cfg).to(device)
+    optimizer = make_optimizer(model, run)
+    progress = TrainingProgress(train_loader, run.num_epochs, desc="pretraining")
+    started = time.perf_counter()
+    import contextlib
+    import io
+    with run.autocast(device), contextlib.redirect_stdout(io.StringIO()):  # its samples are chapter 05's story
+        losses = train_model(model, progress, val_loader, optimizer, device, run.num_epochs, run.eval_freq,
+                             run.eval_iter, "Every effort moves you", tokenizer,
+                             warmup_steps=run.warmup_steps(len(train_loader)), initial_lr=run.initial_lr,
+                             min_lr=run.min_lr)
+    progress.close()
+    print(f"pretrained in {time.perf_counter() - started:.0f} s ({run.describe().splitlines()[0]}); "
+          f"final training loss {losses[0][-1]:.2f}")
+    return model, cfg, "small"
+
+
+def train_classifier(model, train_loader, val_loader, optimizer, device, run, calc_loss_batch_cls,
+                     calc_accuracy_loader):
+    """Chapter 07's fine-tuning loop, with the run's settings (gptcourse.finetune.FinetuneRun)
+    and the loss and accuracy functions passed in. Returns (train_losses, val_losses,
+    train_accs, val_accs, examples_seen, seconds_per_epoch)."""
+    import time
+
+    from tqdm.auto import tqdm
+
+    def mean_loss(loader):
+        batches = min(run.eval_iter, len(loader))
+        return sum(calc_loss_batch_cls(x, y, model, device).item() for _, (x, y) in zip(range(batches), loader)) / batches
+
+    train_losses, val_losses, train_accs, val_accs, examples, epoch_seconds = [], [], [], [], [], []
+    seen, step = 0, -1
+    steps_per_epoch = len(train_loader) if run.train_batches is None else min(run.train_batches, len(train_loader))
+    bar = tqdm(total=steps_per_epoch * run.num_epochs, desc="fine-tuning", unit="step")
+    for epoch in range(run.num_epochs):
+        model.train()
+        started, evaluating = time.perf_counter(), 0.0
+        for batch, (input_batch, target_batch) in zip(range(steps_per_epoch), train_loader):
+            optimizer.zero_grad()
+            calc_loss_batch_cls(input_batch, target_batch, model, device).backward()
+            optimizer.step()
+            seen, step = seen + input_batch.shape[0], step + 1
+            bar.update(1)
+            if step % run.eval_freq == 0:
+                paused = time.perf_counter()
+                model.eval()
+                with torch.no_grad():
+                    train_losses.append(mean_loss(train_loader))
+                    val_losses.append(mean_loss(val_loader))
+                model.train()
+                examples.append(seen)
+                evaluating += time.perf_counter() - paused
+        epoch_seconds.append(time.perf_counter() - started - evaluating)  # training steps only
+        train_accs.append(calc_accuracy_loader(train_loader, model, device, num_batches=run.accuracy_batches))
+        val_accs.append(calc_accuracy_loader(val_loader, model, device, num_batches=run.accuracy_batches))
+        bar.write(f"epoch {epoch + 1}: training accuracy {train_accs[-1]:.1%}, validation accuracy "
+                  f"{val_accs[-1]:.1%}, {epoch_seconds[-1]:.1f} s of training steps")
+    bar.close()
+    return train_losses, val_losses, train_accs, val_accs, examples, epoch_seconds

@@ -1697,3 +1697,47 @@ def _class_indices(values, what, num_classes):
         raise ValueError(f"{what} must be class indices from 0 to {num_classes - 1} ({num_classes} classes), "
                          f"got {outside[0]}: give one class name per class.")
     return array
+
+
+def plot_rank_energy(matrices, *, ranks=(), ax=None, title=None):
+    """How much of each matrix a low-rank approximation keeps; returns the Axes.
+
+    ``matrices``: ``{name: 2-d matrix}`` (a weight change, a random matrix of the same shape to
+    compare with, ...). For each, the share of its squared Frobenius norm that its best rank-r
+    approximation keeps (the sum of its r largest squared singular values over all of them),
+    against r. Dotted vertical lines mark ``ranks`` (LoRA's rank, say), each labelled with the
+    shares kept there.
+    """
+    if not matrices:
+        raise ValueError("no matrices to plot: pass {name: matrix}.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8.0, 4.2), layout="constrained")
+    shares = {}
+    for name, matrix in matrices.items():
+        values = _as_numpy(matrix).astype(np.float64)
+        if values.ndim != 2:
+            raise ValueError(f"{name}: a matrix has 2 dimensions, got shape {values.shape}.")
+        shares[name] = rank_energy(values)
+        ax.plot(np.arange(1, len(shares[name]) + 1), shares[name], linewidth=2, label=name)
+    for rank in ranks:
+        kept = ", ".join(f"{share[min(rank, len(share)) - 1]:.0%}" for share in shares.values())
+        ax.axvline(rank, color="#888888", linestyle=":", linewidth=1)
+        ax.annotate(f"r = {rank}: {kept}", (rank, 0.5), xytext=(4, 0), textcoords="offset points", fontsize=9,
+                    color="#555555")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("rank r of the approximation")
+    ax.set_ylabel("share of the matrix kept\n(squared Frobenius norm)")
+    ax.grid(True, axis="y", color="#eeeeee")
+    ax.legend(frameon=False, loc="lower right")
+    ax.set_title(title or "How much a rank-r approximation keeps")
+    return ax
+
+
+def rank_energy(matrix):
+    """The share of a matrix's squared Frobenius norm that its best rank-r approximation keeps,
+    for r = 1, 2, ...: cumulative squared singular values over their total (Eckart-Young)."""
+    singular = np.linalg.svd(_as_numpy(matrix).astype(np.float64), compute_uv=False)
+    energy = np.cumsum(singular ** 2)
+    return energy / energy[-1] if energy[-1] > 0 else np.zeros_like(energy)
