@@ -27,7 +27,7 @@ def expected_output(chapter, device_type):
 # Each chapter's stated budget on 2 CPU cores (the README repeats it).
 BUDGET_SECONDS = {"01_text_data": 120, "02_attention": 120, "03_multihead_attention": 120, "04_gpt_model": 300,
                   "05_pretraining": 300, "06_sampling": 300,
-                  "07_classification": 300}
+                  "07_classification": 300, "08_lora": 300}
 
 
 @pytest.mark.slow

@@ -47,6 +47,7 @@ CORPUS_STUDENTS = [
     "6.5/correct_subclass_mha",
     "7.2/correct_csv_module_int_labels",
     "7.5/wrong_pads_past_context",
+    "8.3/wrong_setattr_dotted_names",
 ]
 
 def corpus(item):

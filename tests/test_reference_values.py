@@ -490,3 +490,39 @@ def test_the_classification_head_leaves_the_head_the_last_block_and_the_final_no
     assert trainable == {name for name, _ in model.named_parameters()
                          if name.startswith(("out_head.", "trf_blocks.2.", "final_norm."))}
     assert model.out_head.weight.shape == (2, 8) and model.out_head.bias is not None
+
+
+# ------------------------------------------------------------------------------------------
+# Chapter 08: LoRA
+# ------------------------------------------------------------------------------------------
+
+def test_lora_on_gpt2_small_with_a_2_class_head_trains_2_666_528_parameters():
+    from grader.reference import ch07_classification as ch07
+    from grader.reference import ch08_lora as ch08
+    cfg = dict(ch04.GPT_CONFIG_124M, qkv_bias=True)
+    with torch.device("meta"):
+        model = ch04.GPTModel(cfg)
+        ch07.add_classification_head(model, num_classes=2, emb_dim=768)
+        for param in model.parameters():
+            param.requires_grad = False
+        ch08.replace_linear_with_lora(model, rank=16, alpha=16)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    assert trainable == 2_666_528
+    assert frozen == 124_441_346  # GPT-2 small with its 2-class head, as in the book
+
+
+def test_a_new_lora_layer_changes_nothing_and_a_merged_one_computes_the_same():
+    from grader.reference import ch08_lora as ch08
+    torch.manual_seed(123)
+    linear = torch.nn.Linear(6, 4)
+    wrapped = ch08.LinearWithLoRA(linear, rank=2, alpha=8)
+    x = torch.randn(3, 6)
+    assert torch.equal(wrapped(x), linear(x)) and wrapped.linear is linear
+    assert wrapped.lora.A.shape == (6, 2) and wrapped.lora.A.abs().max() <= 1 / 2 ** 0.5
+    with torch.no_grad():
+        wrapped.lora.B.normal_()
+        merged = torch.nn.Linear(6, 4)
+        merged.weight.copy_(linear.weight + 8 * (wrapped.lora.A @ wrapped.lora.B).T)
+        merged.bias.copy_(linear.bias)
+        torch.testing.assert_close(merged(x), wrapped(x))
