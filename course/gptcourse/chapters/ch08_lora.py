@@ -61,7 +61,6 @@ def uniform_fit(values, bound):
     """The Kolmogorov-Smirnov distance between the values and the uniform distribution on
     [-bound, bound]."""
     x = torch.sort(values.detach().flatten().double().cpu()).values
-    n = x.numel()
     if bound <= 0:
         return 1.0
     cdf = ((x + bound) / (2 * bound)).clamp(0, 1)
