@@ -15,7 +15,10 @@ epoch of a few batches: a grader learns nothing from minutes of fine-tuning.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import time
 from dataclasses import dataclass, field
 
 import torch
@@ -74,8 +77,6 @@ def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_mo
     """(model, cfg, base): GPT-2 small with OpenAI's weights when they can be had ("gpt2"), else
     chapter 05's small GPT pretrained here on The Verdict ("small"), saying so in one line. The
     course's functions come in as arguments: the notebook passes the student's own."""
-    import time
-
     from .data import read_text
     from .gpt2_weights import GPT2_124M_CONFIG, try_load_gpt2_state_dict
     from .pretrain import TrainingProgress, make_optimizer, pick_run
@@ -103,8 +104,6 @@ def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_mo
     optimizer = make_optimizer(model, run)
     progress = TrainingProgress(train_loader, run.num_epochs, desc="pretraining")
     started = time.perf_counter()
-    import contextlib
-    import io
     with run.autocast(device), contextlib.redirect_stdout(io.StringIO()):  # its samples are chapter 05's story
         losses = train_model(model, progress, val_loader, optimizer, device, run.num_epochs, run.eval_freq,
                              run.eval_iter, "Every effort moves you", tokenizer,
@@ -121,8 +120,6 @@ def train_classifier(model, train_loader, val_loader, optimizer, device, run, ca
     """Chapter 07's fine-tuning loop, with the run's settings (gptcourse.finetune.FinetuneRun)
     and the loss and accuracy functions passed in. Returns (train_losses, val_losses,
     train_accs, val_accs, examples_seen, seconds_per_epoch)."""
-    import time
-
     from tqdm.auto import tqdm
 
     def mean_loss(loader):
