@@ -334,7 +334,7 @@ def record_head(p):
                    "which parameters require gradients")
     p.step = "running the model after your function changed it"
     ids = p.tensor("ids")
-    model.eval()
+    model.to(p.device).eval()  # the new head is made on the CPU; the notebook moves the model afterwards
     with torch.no_grad():
         logits = model(ids)
     p.record_value("logits_shape", list(logits.shape), "the shape of the model's output")

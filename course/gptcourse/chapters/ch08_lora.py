@@ -385,6 +385,8 @@ def record_replaced(p):
     trainable = sum(param.numel() for param in model.parameters() if param.requires_grad)
     p.record_value("trainable", trainable, "the number of trainable parameters (the base frozen)")
     p.step = "running the model after your function changed it"
+    # The new LoRA parameters are made on the CPU; the notebook moves the model afterwards, as here.
+    model.to(device=p.device, dtype=p.dtype)
     with torch.no_grad():
         out = model(p.tensor("ids"))
     p.record_value("output_unchanged", bool(torch.allclose(out, p.out_before, rtol=1e-5, atol=1e-6)),
