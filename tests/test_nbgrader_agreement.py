@@ -48,6 +48,8 @@ CORPUS_STUDENTS = [
     "7.2/correct_csv_module_int_labels",
     "7.5/wrong_pads_past_context",
     "8.3/wrong_setattr_dotted_names",
+    "9.1/wrong_strip_test",
+    "9.2/wrong_not_on_device",
 ]
 
 def corpus(item):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 # The chapters, in course order. The only line a new chapter adds outside its own files.
 CHAPTERS = ("01_text_data", "02_attention", "03_multihead_attention", "04_gpt_model", "05_pretraining",
             "06_sampling", "07_classification",
-            "08_lora")
+            "08_lora", "09_instruction")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,16 @@
+# expect: correct
+# mistake: none (pads, shifts, masks and cuts plain Python lists, one tensor of each at the end, made with device=device)
+def custom_collate_fn(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None, device="cpu"):
+    length = max(len(item) for item in batch) + 1
+    all_inputs, all_targets = [], []
+    for item in batch:
+        padded = item + [pad_token_id] * (length - len(item))
+        inputs, targets = padded[:-1], padded[1:]
+        first = targets.index(pad_token_id)
+        targets = targets[:first + 1] + [ignore_index] * (len(targets) - first - 1)
+        if allowed_max_length is not None:
+            inputs, targets = inputs[:allowed_max_length], targets[:allowed_max_length]
+        all_inputs.append(inputs)
+        all_targets.append(targets)
+    return (torch.tensor(all_inputs, dtype=torch.long, device=device),
+            torch.tensor(all_targets, dtype=torch.long, device=device))

@@ -1,0 +1,19 @@
+# expect: wrong
+# mistake: takes the padded length from the first entry of the batch (len(batch[0]) + 1) instead of the longest.
+# keywords: longest, same length
+def custom_collate_fn(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None, device="cpu"):
+    batch_max_length = len(batch[0]) + 1
+    inputs_lst, targets_lst = [], []
+    for item in batch:
+        padded = item + [pad_token_id] * (batch_max_length - len(item))
+        inputs = torch.tensor(padded[:-1])
+        targets = torch.tensor(padded[1:])
+        indices = torch.nonzero(targets == pad_token_id).flatten()
+        if indices.numel() > 1:
+            targets[indices[1:]] = ignore_index
+        if allowed_max_length is not None:
+            inputs = inputs[:allowed_max_length]
+            targets = targets[:allowed_max_length]
+        inputs_lst.append(inputs)
+        targets_lst.append(targets)
+    return torch.stack(inputs_lst).to(device), torch.stack(targets_lst).to(device)

@@ -1,0 +1,19 @@
+# expect: wrong
+# mistake: leaves out the device parameter (the signature of the book's first version) and moves nothing, so a call with device=... fails.
+# keywords: signature
+def custom_collate_fn(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None):
+    batch_max_length = max(len(item) + 1 for item in batch)
+    inputs_lst, targets_lst = [], []
+    for item in batch:
+        padded = item + [pad_token_id] * (batch_max_length - len(item))
+        inputs = torch.tensor(padded[:-1])
+        targets = torch.tensor(padded[1:])
+        indices = torch.nonzero(targets == pad_token_id).flatten()
+        if indices.numel() > 1:
+            targets[indices[1:]] = ignore_index
+        if allowed_max_length is not None:
+            inputs = inputs[:allowed_max_length]
+            targets = targets[:allowed_max_length]
+        inputs_lst.append(inputs)
+        targets_lst.append(targets)
+    return torch.stack(inputs_lst), torch.stack(targets_lst)

@@ -1,0 +1,19 @@
+# expect: wrong
+# mistake: pads every entry to the longest entry's length, not the longest plus one, so the longest entry gets no end-of-text target.
+# keywords: plus one, longest entry plus
+def custom_collate_fn(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None, device="cpu"):
+    batch_max_length = max(len(item) for item in batch)
+    inputs_lst, targets_lst = [], []
+    for item in batch:
+        padded = item + [pad_token_id] * (batch_max_length - len(item))
+        inputs = torch.tensor(padded[:-1])
+        targets = torch.tensor(padded[1:])
+        indices = torch.nonzero(targets == pad_token_id).squeeze()
+        if indices.numel() > 1:
+            targets[indices[1:]] = ignore_index
+        if allowed_max_length is not None:
+            inputs = inputs[:allowed_max_length]
+            targets = targets[:allowed_max_length]
+        inputs_lst.append(inputs)
+        targets_lst.append(targets)
+    return torch.stack(inputs_lst).to(device), torch.stack(targets_lst).to(device)
