@@ -346,3 +346,14 @@ def test_plot_rank_energy_draws_one_curve_per_matrix_and_labels_the_ranks():
     assert any(text.get_text().startswith("r = 2: 100%") for text in ax.texts)
     with pytest.raises(ValueError, match="2 dimensions"):
         plots.plot_rank_energy({"vector": np.ones(3)})
+
+
+def test_token_lengths_name_what_they_count():
+    # Chapter 09 counts instruction entries, not messages.
+    ax = plots.plot_token_lengths({"train": [2, 4, 10], "test": [4]}, padded_to=4, item="entry")
+
+    assert legend_texts(ax.get_legend())[:2] == [
+        "train (3 entries)\n16.7 % of padded tokens are padding, 1 entry cut",
+        "test (1 entry)\n0.0 % of padded tokens are padding",
+    ]
+    assert ax.get_xlabel() == "tokens per entry" and ax.get_ylabel() == "entries"

@@ -1477,7 +1477,15 @@ def plot_class_balance(counts_by_set, *, ax=None, title=None):
     return ax
 
 
-def plot_token_lengths(lengths_by_set, *, padded_to=None, context_length=None, ax=None, title=None, bins=30):
+def _plural(noun, count):
+    """"message" or "messages", "entry" or "entries", by count."""
+    if count == 1:
+        return noun
+    return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+
+
+def plot_token_lengths(lengths_by_set, *, padded_to=None, context_length=None, ax=None, title=None, bins=30,
+                       item="message"):
     """Histograms of the message lengths in tokens, one outline per set, on shared bins;
     returns the Axes.
 
@@ -1487,7 +1495,8 @@ def plot_token_lengths(lengths_by_set, *, padded_to=None, context_length=None, a
     longest message, or ``max_length``); the legend then says, for each set, what share of the
     tokens of its padded messages would be padding, ``mean(padded_to - min(length, padded_to))
     / padded_to``, which is what padding to the longest costs, and how many messages would be
-    cut. ``context_length``: a line at the model's context length; when it lies far beyond the
+    cut. ``item`` names what is counted in the legend and on the axes ("entry" for chapter 09's
+    instructions). ``context_length``: a line at the model's context length; when it lies far beyond the
     longest message (1,024 against about 120 tokens for GPT-2 and the SMS messages), only the
     legend names it, as off the scale, so that the histograms stay readable.
     """
@@ -1513,13 +1522,13 @@ def plot_token_lengths(lengths_by_set, *, padded_to=None, context_length=None, a
         _, ax = plt.subplots(figsize=(9.0, 4.4), layout="constrained")
     for (name, array), colour in zip(lengths.items(), SET_COLOURS):
         counts, _ = np.histogram(array, bins=edges)
-        label = f"{name} ({len(array):,} messages)"
+        label = f"{name} ({len(array):,} {_plural(item, len(array))})"
         if padded_to is not None:
             padding = np.mean(padded_to - np.minimum(array, padded_to)) / padded_to
             cut = int(np.sum(array > padded_to))
             label += f"\n{100 * padding:.1f} % of padded tokens are padding"
             if cut:
-                label += f", {cut:,} {'message' if cut == 1 else 'messages'} cut"
+                label += f", {cut:,} {_plural(item, cut)} cut"
         ax.stairs(counts, edges, fill=True, facecolor=(*to_rgb(colour), 0.12),
                   edgecolor=colour, linewidth=2, label=label)
     longest = float(edges[-1])
@@ -1536,8 +1545,8 @@ def plot_token_lengths(lengths_by_set, *, padded_to=None, context_length=None, a
             ax.plot([], [], color=CONTEXT_COLOUR, linestyle="-.", linewidth=1.5,
                     label=f"context length ({context_length:,} tokens):\nfar to the right, off this scale")
     ax.set_xlim(0, right)
-    ax.set_xlabel("tokens per message")
-    ax.set_ylabel("messages")
+    ax.set_xlabel(f"tokens per {item}")
+    ax.set_ylabel(_plural(item, 2))
     ax.grid(True, axis="y", color="#eeeeee")
     ax.set_axisbelow(True)
     ax.legend(frameon=False, fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))
