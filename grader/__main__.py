@@ -1,6 +1,10 @@
 """Command line of the course grader.
 
     python -m grader grade PATH... --out DIR [--device auto|cpu|cuda] [--jobs N] [--sandbox auto|bwrap|none]
+    python -m grader report DIR     (rebuilds DIR/report.html, the class report)
+    python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
+    python -m grader push-nbgrader DIR --db URL --assignment NAME [--course-dir COURSE]
+    python -m grader regrade DIR (--student ID... | --task T... | --everyone) [PATH...]
 """
 import argparse
 import json
@@ -24,7 +28,18 @@ def main(argv=None):
                    help="where student code runs: bwrap (a bubblewrap sandbox per worker), none (plain "
                         "processes), auto (bwrap when it works here; default). See docs/grading.md")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    # The class report (grader/class_report.py), rebuilt from a grade run's files.
+    rp = commands.add_parser("report", help="rebuild DIR/report.html from DIR/grades.json and DIR/run.json")
+    rp.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
+    # Gradebook exports, nbgrader push, regrading (grader/exports.py, nbgrader_push.py, regrade.py).
+    from grader import exports, nbgrader_push, regrade
+
+    more = {module.add_parser(commands).prog.split()[-1]: module for module in (exports, nbgrader_push, regrade)}
     args = parser.parse_args(argv)
+    if args.command in more:
+        return more[args.command].main(args)
+    if args.command == "report":
+        return _write_class_report(args.dir)
 
     # Start the worker hosts first: they import torch while this process does the same.
     from grader import pool, sandbox
@@ -57,6 +72,25 @@ def _isolation_of(out_dir):
             return json.load(f).get("isolation")
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def _write_class_report(out_dir):
+    """Rebuild report.html of a grade run's folder; prints its path."""
+    from grader.class_report import write_report
+
+    try:
+        with open(os.path.join(out_dir, "grades.json"), encoding="utf-8") as f:
+            records = json.load(f)
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {os.path.join(out_dir, 'grades.json')}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        with open(os.path.join(out_dir, "run.json"), encoding="utf-8") as f:
+            run = json.load(f)
+    except (OSError, ValueError):
+        run = {}  # the report says what it can without it
+    print(write_report(records if isinstance(records, list) else [], out_dir, run))
+    return 0
 
 
 if __name__ == "__main__":

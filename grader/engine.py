@@ -146,7 +146,8 @@ def grade(paths, settings, workers=None):
 
 
 def _grade_all(paths, settings, manifest, isolation, workers):
-    run = _run_settings(settings, isolation)
+    _remove_unfinished_writes(settings.out_dir)
+    run = _run_settings(settings, isolation, paths)
     devices = devices_for(settings.device)
     expectations = Expectations(run["seed"], devices)
     done = _load_results(settings.out_dir, run, manifest)
@@ -164,7 +165,7 @@ def _grade_all(paths, settings, manifest, isolation, workers):
                     pending.append((key, submission, notebook, task))
 
     results_path = os.path.join(settings.out_dir, "results.jsonl")
-    with open(results_path, "a", encoding="utf-8") as results_file:
+    with _open_results(results_path) as results_file:
         for key, record in _grade_pending(pending, manifest, expectations, settings, run, workers):
             records_by_key[key] = record
             results_file.write(json.dumps(record) + "\n")
@@ -177,6 +178,40 @@ def _grade_all(paths, settings, manifest, isolation, workers):
     report.write_all(ordered, settings.out_dir, run)
     report.write_atomically(os.path.join(settings.out_dir, "run.json"), json.dumps(run, indent=1))
     return ordered
+
+
+def _open_results(path):
+    """results.jsonl for appending, on a new line: a run killed while writing may have left a last
+    line without its newline, and a record appended to it would make one line that no resume reads
+    (that record would be lost, and its task graded again). The fragment stays a line of its own,
+    which _load_results skips and the end of the run drops."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            ended = f.read(1) == b"\n"
+    except OSError:
+        ended = True  # no file yet, or an empty one
+    results_file = open(path, "a", encoding="utf-8")
+    if not ended:
+        results_file.write("\n")
+        results_file.flush()
+    return results_file
+
+
+def _remove_unfinished_writes(out_dir):
+    """Remove the temporary files (report.write_atomically's `.writing-*`) of a run killed while it
+    wrote its grade files: this run writes every one of those files again."""
+    for folder in (out_dir, os.path.join(out_dir, "feedback")):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".writing-") and not entry.is_dir(follow_symlinks=False):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
 
 
 def _record_order(records_by_key):
@@ -196,8 +231,11 @@ def _graded_notebooks(submission):
     return list(by_chapter.values())
 
 
-def _run_settings(settings, isolation):
-    """The run's seed is chosen once and kept, so a resumed batch grades with the same cases."""
+def _run_settings(settings, isolation, paths=()):
+    """The run's seed is chosen once and kept, so a resumed batch grades with the same cases.
+
+    The graded paths (absolute) and the limits are recorded too: `python -m grader regrade`
+    grades the same submissions again with them (grader/regrade.py)."""
     path = os.path.join(settings.out_dir, "run.json")
     try:
         with open(path, encoding="utf-8") as f:
@@ -210,7 +248,9 @@ def _run_settings(settings, isolation):
     seed = settings.seed if settings.seed is not None else previous_seed
     run = {"seed": seed, "device": settings.device, "torch": torch.__version__,
            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-           "isolation": isolation.to_data()}
+           "isolation": isolation.to_data(),
+           "paths": [os.path.abspath(p) for p in paths], "timeout": settings.timeout,
+           "memory_mb": settings.memory_mb}
     report.write_atomically(path, json.dumps(run, indent=1))
     return run
 

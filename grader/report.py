@@ -1,4 +1,4 @@
-"""Writing the gradebook: grades.csv, grades.json and one feedback file per submission.
+"""Writing the gradebook: grades.csv, grades.json, one feedback file per submission and report.html.
 
 Feedback shows each task's status, points and message, never the hidden tests' code.
 """
@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import sys
 import tempfile
 
 from gptcourse.tasks import TASKS
@@ -43,6 +44,19 @@ def write_all(records, out_dir, run):
     for submission, rows in by_submission(records).items():
         path = os.path.join(feedback_dir, f"{safe_name(submission)}.md")
         write_atomically(path, feedback_markdown(submission, rows, run))
+    write_class_report(records, out_dir, run)
+
+
+def write_class_report(records, out_dir, run):
+    """report.html (grader/class_report.py), after the feedback files it links to. The grades
+    are written already: a report that fails says so and does not fail the run."""
+    try:
+        from grader.class_report import write_report
+
+        write_report(records, out_dir, run)
+    except Exception as exc:  # noqa: BLE001 - the grade files above are what counts
+        print(f"warning: report.html could not be written ({type(exc).__name__}: {exc}); "
+              f"try again with: python -m grader report {out_dir}", file=sys.stderr)
 
 
 def by_submission(records):
