@@ -138,9 +138,17 @@ def grade(paths, settings, workers=None):
     manifest = load_manifest()
     owned = workers is None  # a pool given by the caller is the caller's to close
     isolation, workers = start_workers(settings, manifest, workers)
+    threads = torch.get_num_threads()
+    # This process computes the expected observations and judges with one torch thread, as
+    # every worker does. With torch's default (a thread per core) those threads wait on each
+    # other for cores the workers hold: on a busy 2-core machine the expected observations took
+    # 43 s instead of 2 s (docs/benchmarks.md). One thread also means the reference's numbers
+    # are summed in the same order as the worker's.
+    torch.set_num_threads(1)
     try:
         return _grade_all(paths, settings, manifest, isolation, workers)
     finally:
+        torch.set_num_threads(threads)
         if owned:
             workers.close()
 
@@ -369,7 +377,7 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         cases, expected = expectations.for_task(base["task"])
         status, message, warnings = safe_verdict(base["task"], cases, expected, outcome, settings)
         base["notes"] += warnings
-        yield key, _readable_record(_finish(base, status, message))
+        yield key, _readable_record(_finish(base, status, message, outcome.get("seconds")))
     progress.close()
 
 
@@ -402,12 +410,16 @@ def _base_record(submission, notebook, task, manifest, run):
     }
 
 
-def _finish(record, status, feedback):
+def _finish(record, status, feedback, seconds=None):
+    """The finished record. duration_s is the task's own time: the worker's (`seconds`, measured
+    by the pool from sending the job to its reply) when a worker ran it, else the time since the
+    record was made (a task that never reached a worker is finished at once)."""
     record = dict(record)
+    started = record.pop("started")
     record["status"] = status
     record["points"] = record["max_points"] if status == "passed" else 0
     record["feedback"] = feedback
-    record["duration_s"] = round(time.time() - record.pop("started"), 3)
+    record["duration_s"] = seconds if seconds is not None else round(time.time() - started, 3)
     return record
 
 

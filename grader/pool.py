@@ -172,6 +172,7 @@ class Host:
                                         cwd="/" if isolation.sandbox == "bwrap" else tempfile.gettempdir())
         self.ready = False
         self.item = self.job = None  # the job being run
+        self.sent_at = None  # when it was sent (the pool's clock: a host's own timing is not trusted)
         self.deadline = time.monotonic() + START_TIMEOUT
         self.replies = replies
         self._stderr = bytearray()
@@ -212,7 +213,8 @@ class Host:
 
     def send(self, item, request, timeout):
         self.item, self.job = item, request["job"]
-        self.deadline = time.monotonic() + timeout + GRACE
+        self.sent_at = time.monotonic()
+        self.deadline = self.sent_at + timeout + GRACE
         try:
             worker_host.write_frame(self.process.stdin.fileno(), records.dumps(request).encode())
         except OSError:
@@ -246,6 +248,12 @@ def prepare_tokenizer_files():
     problem = load_if_available()
     if problem:
         print(f"note: the GPT-2 tokenizer files are not available ({problem})", file=sys.stderr)
+
+
+def _timed(outcome, host):
+    """The outcome with `seconds`: how long its job took, from sending it to the reply (or to the
+    host's end), as the pool measured it. This is the task's own time, whatever ran before it."""
+    return dict(outcome, seconds=round(time.monotonic() - host.sent_at, 3))
 
 
 class WorkerPool:
@@ -301,7 +309,7 @@ class WorkerPool:
         item, job, host.item = host.item, host.job, None
         host.deadline = float("inf")
         scrub = (lambda message: self.scrub(message, job)) if self.scrub else None
-        return item, outcome_of(reply, scrub)
+        return item, _timed(outcome_of(reply, scrub), host)
 
     def _replace(self, host, outcome):
         """Stop `host` (and everything it left), start a fresh one; the job it ran gets `outcome`."""
@@ -325,7 +333,7 @@ class WorkerPool:
                   f"{said[-1000:]}", file=sys.stderr)
         self.end_strays()
         self.hosts[self.hosts.index(host)] = Host(self.isolation, self.replies)
-        return (item, outcome or {"died": "the worker process ended"}) if item is not None else None
+        return (item, _timed(outcome or {"died": "the worker process ended"}, host)) if item is not None else None
 
     def end_strays(self):
         """End processes that escaped a host (possible only when a host itself was killed)."""

@@ -1,12 +1,14 @@
 """The grading engine: submission layouts, resuming an interrupted batch, outputs, CUDA."""
 import json
 import shutil
+import time
 import zipfile
 
 import pytest
 import torch
 
-from factory import corpus_items, filled_notebook, records_by_submission, release_notebook, run_grader, write_notebook
+from factory import (corpus_items, filled_notebook, manifest, records_by_submission, release_notebook, run_grader,
+                     write_notebook)
 from gptcourse.tasks import tasks_of
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
@@ -100,3 +102,46 @@ def test_cuda_grading_catches_a_mask_created_on_the_cpu(tmp_path):
     # The device pass on 'meta' runs before the CUDA run and reports the mask first.
     assert record["points"] == 0 and "device" in record["feedback"]
     assert "[cuda]" in record["feedback"] or "[meta]" in record["feedback"]
+
+
+def test_each_record_times_its_own_task_not_the_batch_so_far(tmp_path):
+    """duration_s is what the class report ranks "slowest tasks" by: it must be the task's own
+    time. One slow task (2.1 sleeps 2 s) and one worker: a later task must not inherit its time,
+    and with one worker the tasks' times cannot add up to more than the whole run took."""
+    slow_2_1 = manifest()[CH02]["tasks"]["2.1"]["source"] + "\nimport time\ntime.sleep(2.0)\n"
+    write_notebook(filled_notebook(CH02, {"2.1": slow_2_1}), tmp_path / "subs" / "slow" / f"{CH02}.ipynb")
+    started = time.monotonic()
+    records = run_grader([tmp_path / "subs"], tmp_path / "out", "--device", "cpu", "--jobs", "1")
+    wall = time.monotonic() - started
+    seconds = {r["task"]: r["duration_s"] for r in records}
+    assert all(r["status"] == "passed" for r in records), records
+    assert seconds["2.1"] >= 2.0, seconds
+    assert max(s for task, s in seconds.items() if task != "2.1") < 2.0, seconds
+    assert sum(seconds.values()) <= wall, (seconds, wall)
+
+
+def test_the_grading_process_computes_expectations_with_one_torch_thread(tmp_path, monkeypatch):
+    """The expected observations are computed while the workers run: with a torch thread per
+    core they fought the workers for the cores (43 s instead of 2 s on a busy machine). They use
+    one thread, as the workers do, and the caller's setting is restored afterwards."""
+    from grader import engine
+
+    threads_seen = []
+    expected = engine.Expectations.expected
+
+    def recording(self, task_id):
+        threads_seen.append(torch.get_num_threads())
+        return expected(self, task_id)
+
+    monkeypatch.setattr(engine.Expectations, "expected", recording)
+    write_notebook(filled_notebook(CH03), tmp_path / "subs" / "a" / f"{CH03}.ipynb")
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(2)  # as torch starts on a 2-core machine; the test must not pass on 1
+    try:
+        records = engine.grade([str(tmp_path / "subs")], engine.Settings(out_dir=str(tmp_path / "out"), device="cpu",
+                                                                         jobs=1, progress=False))
+        assert torch.get_num_threads() == 2  # the caller's setting is back
+    finally:
+        torch.set_num_threads(threads_before)
+    assert [r["status"] for r in records] == ["passed", "passed"]
+    assert threads_seen and set(threads_seen) == {1}, threads_seen
