@@ -21,7 +21,6 @@ when it was not selected. Do not run it while a grade of the same DIR is running
 import json
 import os
 import sys
-import tempfile
 
 
 class RegradeError(Exception):
@@ -110,26 +109,15 @@ def check_selection(results, students=None, tasks=None):
                       f"remove for it", file=sys.stderr)
 
 
-def write_bytes_atomically(path, data):
-    """Like report.write_atomically, for bytes: the kept lines are written exactly as they were."""
-    handle, temporary = tempfile.mkstemp(prefix=".writing-", dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(handle, "wb") as f:
-            f.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
-
 def remove_records(out_dir, wanted, results=None):
     """Remove the records for which wanted(record) is true from results.jsonl; returns them."""
     results = read_results(out_dir) if results is None else results
     removed = [r for _, r in results if r is not None and wanted(r)]
     if removed:
+        from grader import report
+
         kept = b"".join(line for line, r in results if r is None or not wanted(r))
-        write_bytes_atomically(os.path.join(out_dir, "results.jsonl"), kept)
+        report.write_atomically(os.path.join(out_dir, "results.jsonl"), kept)  # bytes: kept lines exactly
     return removed
 
 

@@ -16,17 +16,22 @@ from gptcourse.tasks import TASKS
 STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "⚠️", "timeout": "⏱️"}
 
 
-def write_atomically(path, text):
+def write_atomically(path, data):
     """Write a whole file or nothing: a temporary file beside it, then a rename over it.
 
     The rename replaces whatever is at `path` (a file, or a link someone put there) in one
     step, so readers never see half a file and nothing written there before survives.
+    `data` is text (written as UTF-8) or bytes (written exactly as they are).
     """
     folder = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix=".writing-", dir=folder)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="", errors="backslashreplace") as f:
-            f.write(text)
+        if isinstance(data, bytes):
+            f = os.fdopen(handle, "wb")
+        else:
+            f = os.fdopen(handle, "w", encoding="utf-8", newline="", errors="backslashreplace")
+        with f:
+            f.write(data)
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
