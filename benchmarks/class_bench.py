@@ -176,7 +176,8 @@ class Watcher(threading.Thread):
 
     def __init__(self, pid, results_path, total, start, interval=0.2):
         super().__init__(daemon=True)
-        self.pid, self.results_path, self.total, self.start_time, self.interval = pid, results_path, total, start, interval
+        self.pid, self.results_path, self.total = pid, results_path, total
+        self.start_time, self.interval = start, interval
         self.peak = {"grader_rss_mb": 0.0, "largest_process_rss_mb": 0.0, "tree_rss_mb": 0.0, "processes": 0}
         self.first_result_s = self.all_results_s = None
         self._lines, self._offset, self._inode = 0, 0, None
@@ -222,6 +223,25 @@ class Watcher(threading.Thread):
             self.all_results_s = now
 
 
+def busy_cpu_seconds():
+    """CPU seconds the whole machine has spent busy since boot (/proc/stat), or None."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (sum(fields[:8]) - fields[3] - fields[4]) / ticks  # all but idle and iowait (guest is in user)
+
+
+def busy_share(seconds=2.0):
+    """The share of all cores the machine spent busy over the next `seconds` (None if unknown)."""
+    before = busy_cpu_seconds()
+    time.sleep(seconds)
+    after = busy_cpu_seconds()
+    return None if before is None or after is None else (after - before) / seconds / (os.cpu_count() or 1)
+
+
 def grade(class_dir, out_dir, args, total_tasks, profile_path=None):
     """One fresh grader process, start to finish; returns its figures."""
     grader_args = ["grade", class_dir, "--out", out_dir, "--quiet", "--jobs", str(args.jobs),
@@ -232,12 +252,18 @@ def grade(class_dir, out_dir, args, total_tasks, profile_path=None):
         command = [sys.executable, "-m", "grader", *grader_args]
     log_path = out_dir.rstrip("/") + ".log"
     with open(log_path, "w") as log:
+        # Processes in the sandbox's pid namespace are not all reaped into our RUSAGE_CHILDREN, so
+        # the grader's own CPU cannot be told apart: the machine's busy share just before the run
+        # says whether anything else was running (then the figures are not a quiet machine's).
+        before_share = busy_share()
+        machine_before = busy_cpu_seconds()
         start = time.perf_counter()
         process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
         watcher = Watcher(process.pid, os.path.join(out_dir, "results.jsonl"), total_tasks, start)
         watcher.start()
         code = process.wait()
         wall = time.perf_counter() - start
+        machine_after = busy_cpu_seconds()
         watcher.stopped.set()
         watcher.join()
     if code != 0:
@@ -245,8 +271,13 @@ def grade(class_dir, out_dir, args, total_tasks, profile_path=None):
             raise SystemExit(f"the grader failed (exit {code}):\n{f.read()[-5000:]}")
     with open(os.path.join(out_dir, "grades.json"), encoding="utf-8") as f:
         records = json.load(f)
-    return {"wall_s": wall, "first_result_s": watcher.first_result_s, "all_results_s": watcher.all_results_s,
-            "memory": dict(watcher.peak), "ru_maxrss_children_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    cpu = {"busy_before_share": before_share}
+    if machine_before is not None and machine_after is not None:
+        cpu["busy_during_share"] = (machine_after - machine_before) / wall / (os.cpu_count() or 1)
+    largest_child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"wall_s": wall, "cpu": cpu, "first_result_s": watcher.first_result_s,
+            "all_results_s": watcher.all_results_s, "memory": dict(watcher.peak),
+            "ru_maxrss_children_mb": largest_child_mb,
             "records": records, "log": log_path}
 
 
@@ -277,6 +308,14 @@ def print_run(label, figures, students):
           f"{m['largest_process_rss_mb']:.0f} MB, sum over the tree {m['tree_rss_mb']:.0f} MB "
           f"(shared pages of forked children counted in each, so an over-estimate), up to {m['processes']} "
           f"processes; ru_maxrss of the largest ended child {figures['ru_maxrss_children_mb']:.0f} MB")
+    cpu, cores = figures["cpu"], os.cpu_count()
+    line = "   CPU: "
+    if cpu.get("busy_during_share") is not None:
+        line += f"the machine was busy {cpu['busy_during_share'] * 100:.0f} % of its {cores} cores during the run; "
+    if cpu.get("busy_before_share") is not None:
+        line += (f"in the 2 s before it, {cpu['busy_before_share'] * 100:.0f} % (other processes: the figures "
+                 f"are a quiet machine's only when this is near 0)")
+    print(line)
 
 
 # ------------------------------------------------------------------------------------------
@@ -335,7 +374,8 @@ def module_of(filename, function):
             return "course setup and earlier tasks' reference (exec'd)"
         return "other exec'd or frozen code"
     path = os.path.abspath(filename)
-    for root, label in ((os.path.join(REPO, "grader"), "grader"), (os.path.join(REPO, "course", "gptcourse"), "gptcourse")):
+    for root, label in ((os.path.join(REPO, "grader"), "grader"),
+                        (os.path.join(REPO, "course", "gptcourse"), "gptcourse")):
         if path.startswith(root + os.sep):
             return f"{label}.{os.path.splitext(os.path.relpath(path, root))[0].replace(os.sep, '.')}"
     parts = path.split(os.sep)
@@ -458,7 +498,8 @@ def run(args, work):
     profile_path = os.path.join(work, "grader.prof") if args.profile else None
     out = os.path.join(work, "out_class")
     result = grade(class_dir, out, args, total_tasks, profile_path)
-    print_run(f"\ncourse grader, --jobs {args.jobs} --device {args.device}" + (" (under cProfile)" if args.profile else ""),
+    under = " (under cProfile)" if args.profile else ""
+    print_run(f"\ncourse grader, --jobs {args.jobs} --device {args.device}{under}",
               result, args.students)
     figures["class_check"] = check_statuses(result["records"], plan, must_fail)
     print(f"   statuses {figures['class_check']['statuses']}; as the class was built: "
@@ -501,7 +542,8 @@ def nbgrader_part(args, work, plan, whole):
     whole_per_student = whole["wall_s"] / args.students
     print(f"\nnbgrader autograde, {len(students)} students x {len(CHAPTERS)} chapters: {seconds:.1f} s "
           f"({per_student:.1f} s per student; not counted: generate_assignment of every chapter {setup_s:.1f} s)")
-    print("   per chapter and student: " + ", ".join(f"{c[:2]} {s / len(students):.0f} s" for c, s in chapter_s.items()))
+    print("   per chapter and student: "
+          + ", ".join(f"{c[:2]} {s / len(students):.0f} s" for c, s in chapter_s.items()))
     ratio_whole = per_student / whole_per_student
     ratio_slice = per_student / (mini["wall_s"] / len(students))
     print(f"ratio of the time per student, nbgrader / course grader: {ratio_whole:.1f}x against the whole "

@@ -284,6 +284,7 @@ def test_a_batch_killed_at_random_moments_loses_no_grade_and_grades_nothing_twic
     assert json.loads((out / "run.json").read_text())["seed"] == SEED
     assert (out / "report.html").stat().st_size > 0
     assert {p.stem for p in (out / "feedback").glob("*.md")} == set(MISTAKES)
-    print(f"uninterrupted run: first result {first_result:.1f} s, all {all_results:.1f} s, exit {all_results + final_writes:.1f} s; "
+    print(f"uninterrupted run: first result {first_result:.1f} s, all {all_results:.1f} s, "
+          f"exit {all_results + final_writes:.1f} s; "
           f"killed runs (strategy, interrupted, seconds, grades.json there): {kills}, then one to the end; "
           f"tasks graded per run: {gradings}")
