@@ -2,15 +2,32 @@
 
 Each wrong implementation must lose exactly its own task's points, with a message that
 names the mistake; each correct alternative must get full points. All items are graded in
-one batch, the way an instructor grades a class.
+one batch, the way an instructor grades a class; the first wrong and correct item of each
+task with its whole chapter, the others with their own task only (see whole_chapter_items).
 """
+import copy
+
 import pytest
 
-from factory import corpus_items, filled_notebook, records_by_submission, run_grader, write_notebook
-from gptcourse.tasks import TASKS
+from factory import corpus_items, filled_notebook, grade_id, records_by_submission, run_grader, write_notebook
+from gptcourse.tasks import TASKS, task_of_cell
 
 ITEMS = corpus_items()
 SEED = "4242"
+
+
+def whole_chapter_items():
+    """The first wrong and the first correct item of each task: these are graded with their whole
+    chapter, to check that a mistake costs its own task only. A task is graded from its own cell,
+    with the reference in place of the earlier tasks, so every other item's other tasks would be
+    graded from the same reference cells again: they are left out (see only_task_notebook)."""
+    firsts = {}
+    for item in ITEMS:
+        firsts.setdefault((item.task, item.expect), item.id)
+    return set(firsts.values())
+
+
+WHOLE_CHAPTER = whole_chapter_items()
 
 
 @pytest.fixture(scope="module")
@@ -18,9 +35,25 @@ def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
     for item in ITEMS:
         nb = filled_notebook(item.chapter, {item.task: item.source})
+        if item.id not in WHOLE_CHAPTER:
+            nb = only_task_notebook(nb, item.task)
         write_notebook(nb, root / "submissions" / item.id / f"{item.chapter}.ipynb")
     records = run_grader([root / "submissions"], root / "out", "--jobs", "2", "--seed", SEED, "--device", "cpu")
     return records_by_submission(records)
+
+
+def only_task_notebook(nb, task_id):
+    """The notebook without the other tasks' solution cells: the grader records those tasks as
+    missing without running a worker, and grades this task exactly as in the whole notebook."""
+    nb = copy.deepcopy(nb)
+    nb["cells"] = [c for c in nb["cells"]
+                   if not grade_id(c).startswith("task_") or task_of_cell(grade_id(c)).id == task_id]
+    return nb
+
+
+def other_tasks_to_check(item, tasks):
+    """The other tasks' records of a whole-chapter item; none for an item graded alone."""
+    return {task: record for task, record in tasks.items() if task != item.task} if item.id in WHOLE_CHAPTER else {}
 
 
 def test_corpus_is_large_enough():
@@ -36,9 +69,8 @@ def test_wrong_implementation_loses_only_its_task(graded, item):
     tasks = graded[item.id]
     record = tasks[item.task]
     assert record["points"] == 0 and record["status"] in ("failed", "error"), record
-    for other, other_record in tasks.items():
-        if other != item.task:
-            assert other_record["points"] == other_record["max_points"], (other, other_record["feedback"])
+    for other, other_record in other_tasks_to_check(item, tasks).items():
+        assert other_record["points"] == other_record["max_points"], (other, other_record["feedback"])
     feedback = record["feedback"].lower()
     assert any(keyword in feedback for keyword in item.keywords), (
         f"feedback does not name the mistake ({', '.join(item.keywords)}): {record['feedback']}")
@@ -48,8 +80,30 @@ def test_wrong_implementation_loses_only_its_task(graded, item):
 
 @pytest.mark.parametrize("item", [i for i in ITEMS if i.expect == "correct"], ids=lambda i: i.id)
 def test_correct_alternative_gets_full_points(graded, item):
-    for task, record in graded[item.id].items():
+    tasks = graded[item.id]
+    for task, record in {item.task: tasks[item.task], **other_tasks_to_check(item, tasks)}.items():
         assert record["status"] == "passed" and record["points"] == record["max_points"], (task, record["feedback"])
+
+
+def test_an_item_graded_alone_gets_the_grade_it_gets_in_its_whole_chapter(tmp_path):
+    """What the shortcut above rests on: the other tasks' cells change nothing for a task. One
+    wrong and one correct item of a chapter with carried tasks, each graded both ways."""
+    picked = [next(i for i in ITEMS if i.task == "3.2" and i.expect == expect and i.id not in WHOLE_CHAPTER)
+              for expect in ("wrong", "correct")]
+    subs = tmp_path / "subs"
+    for item in picked:
+        nb = filled_notebook(item.chapter, {item.task: item.source})
+        write_notebook(nb, subs / f"whole_{item.name}" / f"{item.chapter}.ipynb")
+        write_notebook(only_task_notebook(nb, item.task), subs / f"alone_{item.name}" / f"{item.chapter}.ipynb")
+    graded = records_by_submission(run_grader([subs], tmp_path / "out", "--jobs", "2", "--seed", SEED,
+                                              "--device", "cpu"))
+    for item in picked:
+        whole, alone = graded[f"whole_{item.name}"], graded[f"alone_{item.name}"]
+        assert [alone[item.task][k] for k in ("status", "points", "feedback")] == \
+            [whole[item.task][k] for k in ("status", "points", "feedback")]
+        assert {t: r["status"] for t, r in alone.items() if t != item.task} == {"3.1": "error"}  # missing: no worker
+    assert graded[f"whole_{picked[0].name}"]["3.2"]["points"] == 0
+    assert graded[f"whole_{picked[1].name}"]["3.2"]["points"] > 0
 
 
 def test_header_lists_keep_commas_inside_brackets():
