@@ -5,8 +5,6 @@ names the mistake; each correct alternative must get full points. All items are 
 one batch, the way an instructor grades a class; the first wrong and correct item of each
 task with its whole chapter, the others with their own task only (see whole_chapter_items).
 """
-import copy
-
 import pytest
 
 from factory import corpus_items, filled_notebook, grade_id, records_by_submission, run_grader, write_notebook
@@ -45,10 +43,8 @@ def graded(tmp_path_factory):
 def only_task_notebook(nb, task_id):
     """The notebook without the other tasks' solution cells: the grader records those tasks as
     missing without running a worker, and grades this task exactly as in the whole notebook."""
-    nb = copy.deepcopy(nb)
-    nb["cells"] = [c for c in nb["cells"]
-                   if not grade_id(c).startswith("task_") or task_of_cell(grade_id(c)).id == task_id]
-    return nb
+    return dict(nb, cells=[c for c in nb["cells"]
+                           if not grade_id(c).startswith("task_") or task_of_cell(grade_id(c)).id == task_id])
 
 
 def other_tasks_to_check(item, tasks):

@@ -4,9 +4,9 @@ Both run the same hidden tests: nbgrader inside each student's kernel (the check
 grader/nbgrader_bridge.py), the course grader in its own worker processes. One nbgrader
 course directory holds a correct student, students with corpus mistakes and correct
 alternatives (a chapter's share a student, one per task), students whose mistake in one task
-could leak into another, and an untouched release of a sample of chapters. nbgrader autogrades it with a fixed seed on the CPU, the course grader
-grades the same submitted/ folder with the same seed, and every task's score must match,
-as must its maximum.
+could leak into another, and an untouched release of a sample of chapters. nbgrader
+autogrades it with a fixed seed on the CPU, the course grader grades the same submitted/
+folder with the same seed, and every task's score must match, as must its maximum.
 """
 import copy
 import json
@@ -91,26 +91,26 @@ def students():
                                         "2.5": CAUSAL_ATTENTION_REUSING_2_4})}, {"2.4"}),
     }
     for student, items in corpus_students().items():
-        chapter = get_task(items[0].split("/")[0]).chapter
-        overrides = {item.split("/")[0]: corpus(item) for item in items}
-        lost = {item.split("/")[0] for item in items if "/correct_" not in item}
+        chapter = get_task(next(iter(items))).chapter
+        overrides = {task_id: corpus(item) for task_id, item in items.items()}
+        lost = {task_id for task_id, item in items.items() if "/correct_" not in item}
         found[student] = ({chapter: without_demos(filled_notebook(chapter, overrides))}, lost)
     return found
 
 
 def corpus_students():
-    """{student: corpus items}: the items of a chapter share a student, one item per task (the
-    second item of a task starts another student). Each task is graded with the reference in
-    place of the earlier tasks, by both graders, so one student's mistakes do not meet; and
+    """{student: {task: corpus item}}: the items of a chapter share a student, one item per task
+    (the second item of a task starts another student). Each task is graded with the reference
+    in place of the earlier tasks, by both graders, so one student's mistakes do not meet; and
     every notebook nbgrader runs costs a kernel, which this keeps to about one per chapter."""
     students = {}
     for item in CORPUS_STUDENTS:
         task_id = item.split("/")[0]
         chapter = get_task(task_id).chapter
         number = 1
-        while any(i.split("/")[0] == task_id for i in students.get(f"corpus_{chapter[:2]}_{number}", [])):
+        while task_id in students.get(f"corpus_{chapter[:2]}_{number}", {}):
             number += 1
-        students.setdefault(f"corpus_{chapter[:2]}_{number}", []).append(item)
+        students.setdefault(f"corpus_{chapter[:2]}_{number}", {})[task_id] = item
     return students
 
 
