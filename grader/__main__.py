@@ -35,13 +35,21 @@ def main(argv=None):
     # Gradebook exports, nbgrader push, regrading, Gradescope (grader/exports.py, nbgrader_push.py, ...).
     from grader import exports, gradescope, nbgrader_push, regrade
 
-    more = {module.add_parser(commands).prog.split()[-1]: module for module in (exports, nbgrader_push, regrade, gradescope)}
+    more = {module.add_parser(commands).prog.split()[-1]: module
+            for module in (exports, nbgrader_push, regrade, gradescope)}
     args = parser.parse_args(argv)
     if args.command in more:
         return more[args.command].main(args)
     if args.command == "report":
         return _write_class_report(args.dir)
 
+    # What the options ask of the machine, before anything starts (grader/preflight.py).
+    from grader import preflight
+
+    try:
+        preflight.raise_if(preflight.machine_problems(args.out, args.device, args.sandbox))
+    except preflight.PreflightError as exc:
+        return _stopped(exc)
     # Start the worker hosts first: they import torch while this process does the same.
     from grader import pool, sandbox
 
@@ -53,6 +61,8 @@ def main(argv=None):
                             memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet,
                             sandbox=args.sandbox)
         records = grade(args.paths, settings, workers)
+    except preflight.PreflightError as exc:
+        return _stopped(exc)
     finally:
         workers.close()
     submissions = {r["submission"] for r in records}
@@ -64,6 +74,12 @@ def main(argv=None):
     if isolation:
         print(f"isolation: {isolation.get('sandbox')} - {isolation.get('detail')}")
     return 0
+
+
+def _stopped(error):
+    """A run stopped by a machine problem: the message, and exit status 2 (nothing was graded)."""
+    print(f"error: {error}", file=sys.stderr)
+    return 2
 
 
 def _isolation_of(out_dir):

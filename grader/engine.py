@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from gptcourse.tasks import CHAPTERS, TASKS, TASKS_BY_ID, carried_tasks, chapters_for, get_task, tasks_of
-from grader import report, sandbox
+from grader import preflight, report, sandbox
 from grader.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, readable
 from grader.verdict import verdict
 
@@ -133,11 +133,18 @@ def grade(paths, settings, workers=None):
 
     workers: a WorkerPool started earlier (the command line starts it before importing torch
     here, so that both imports overlap); by default one is started now.
+
+    Raises preflight.PreflightError, having graded nothing, when the machine lacks what the run
+    needs (grader/preflight.py).
     """
-    os.makedirs(settings.out_dir, exist_ok=True)
+    # The sandbox was checked where the pool was made (the command line: before starting it).
+    preflight.raise_if(preflight.machine_problems(settings.out_dir, settings.device, sandbox=None))
     manifest = load_manifest()
+    submissions = discover(paths, os.path.join(settings.out_dir, ".unpacked"))
+    chapters = graded_chapters(submissions)
+    preflight.raise_if(preflight.data_problems(chapters))
     owned = workers is None  # a pool given by the caller is the caller's to close
-    isolation, workers = start_workers(settings, manifest, workers)
+    isolation, workers = start_workers(settings, manifest, chapters, workers)
     threads = torch.get_num_threads()
     # This process computes the expected observations and judges with one torch thread, as
     # every worker does. With torch's default (a thread per core) those threads wait on each
@@ -146,21 +153,26 @@ def grade(paths, settings, workers=None):
     # are summed in the same order as the worker's.
     torch.set_num_threads(1)
     try:
-        return _grade_all(paths, settings, manifest, isolation, workers)
+        return _grade_all(paths, submissions, settings, manifest, isolation, workers)
     finally:
         torch.set_num_threads(threads)
         if owned:
             workers.close()
 
 
-def _grade_all(paths, settings, manifest, isolation, workers):
+def graded_chapters(submissions):
+    """The chapters of the course that some submission has a notebook of, in course order."""
+    found = {notebook.chapter for submission in submissions for notebook in _graded_notebooks(submission)}
+    return [chapter for chapter in CHAPTERS if chapter in found]
+
+
+def _grade_all(paths, submissions, settings, manifest, isolation, workers):
     _remove_unfinished_writes(settings.out_dir)
     run = _run_settings(settings, isolation, paths)
     devices = devices_for(settings.device)
     expectations = Expectations(run["seed"], devices)
     done = _load_results(settings.out_dir, run, manifest)
 
-    submissions = discover(paths, os.path.join(settings.out_dir, ".unpacked"))
     _warn_about_ungraded(submissions)
     records_by_key, pending = {}, []
     for submission in submissions:
@@ -346,27 +358,39 @@ def _readable_record(value):
 
 
 def _grade_pending(pending, manifest, expectations, settings, run, workers):
-    """Yield (key, record) as workers finish; notebooks that cannot run never reach a worker."""
-    jobs = []
+    """Yield (key, record) as workers finish; notebooks that cannot run never reach a worker.
+
+    Raises preflight.PreflightError before any record is yielded when a task cannot be prepared
+    for any submission (always the same error), or its expected observations cannot be computed:
+    that is the grader's or the machine's problem, never the students'."""
+    jobs, unprepared, failures = [], [], {}
     for key, submission, notebook, task in pending:
         base = _base_record(submission, notebook, task, manifest, run)
         base["notes"] = list(submission.notes)
         try:
             job, problem = _prepared(base, notebook, task, manifest, expectations, settings)
         except Exception as exc:  # noqa: BLE001 - last resort: one notebook must not stop the batch
-            record = _finish(base, "error", f"the grader could not prepare this task ({type(exc).__name__}: "
-                                            f"{exc}); ask your instructor to look at it")
+            error = f"{type(exc).__name__}: {exc}"
+            failures.setdefault(task.id, []).append(error)
+            record = _finish(base, "error", f"the grader could not prepare this task ({error}); ask your "
+                                            f"instructor to look at it")
             record["grader_fault"] = True  # not kept on resume: graded again
-            yield key, _readable_record(record)
+            unprepared.append((key, _readable_record(record)))
             continue
         if problem:
-            yield key, _readable_record(_finish(base, "error", problem))
+            unprepared.append((key, _readable_record(_finish(base, "error", problem))))
         else:
             jobs.append((key, base, job))
+    _stop_on_tasks_that_never_prepare(failures, pending)
 
     # The hosts are still importing torch: compute what the verdicts will need meanwhile.
     for task_id in dict.fromkeys(base["task"] for _, base, _ in jobs):
-        expectations.expected(task_id)
+        try:
+            expectations.expected(task_id)
+        except Exception as exc:  # noqa: BLE001 - the reference's side: no student is at fault
+            preflight.raise_if([f"the grader could not compute what task {task_id} expects "
+                                f"({type(exc).__name__}: {exc}); a problem of this machine or of the grader"])
+    yield from unprepared
     progress = _progress_bar(len(pending), settings.progress)
     progress.update(len(pending) - len(jobs))
     # Outcomes: {"result": <checked worker message>}, {"killed": ...}, {"died": ...} or
@@ -379,6 +403,19 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         base["notes"] += warnings
         yield key, _readable_record(_finish(base, status, message, outcome.get("seconds")))
     progress.close()
+
+
+def _stop_on_tasks_that_never_prepare(failures, pending):
+    """A task that failed to prepare for every submission that has it, always with the same error,
+    was never the students' doing: stop the run (nothing is recorded for it) and say so."""
+    problems = []
+    for task_id, errors in failures.items():
+        submissions = sum(1 for _, _, _, task in pending if task.id == task_id)
+        if len(errors) == submissions and len(set(errors)) == 1:
+            problems.append(f"task {task_id} could not be prepared for any of the {submissions} submission(s) "
+                            f"({errors[0]}); fix that and grade again: its tasks are not recorded, so the next "
+                            f"grade or regrade of this folder grades them")
+    preflight.raise_if(problems)
 
 
 def _prepared(base, notebook, task, manifest, expectations, settings):
@@ -442,7 +479,7 @@ def safe_verdict(task_id, cases, expected, outcome, settings):
 # Worker pool
 # ------------------------------------------------------------------------------------------
 
-def start_workers(settings, manifest, workers=None):
+def start_workers(settings, manifest, chapters=CHAPTERS, workers=None):
     """The worker pool (started now unless given), with this run's feedback cleaning.
 
     Everything this process needs is imported before the first job is sent, so nothing a
@@ -451,21 +488,26 @@ def start_workers(settings, manifest, workers=None):
     """
     from grader import pool, scrub
 
-    _import_grading_code()
+    _import_grading_code(chapters)
     if workers is None:
         workers = pool.WorkerPool(sandbox.choose(settings.sandbox), settings.jobs)
     workers.scrub = scrub.Scrubber.for_manifest(manifest).message
     return workers.isolation, workers
 
 
-def _import_grading_code():
+def _import_grading_code(chapters):
     """Import every module that computes expectations or judges, before any student code runs
-    (without a sandbox a worker could otherwise change a file this process imports later)."""
+    (without a sandbox a worker could otherwise change a file this process imports later): the
+    hidden side and the reference of the graded chapters and of the chapters they carry. The
+    others are never used by this run; importing them would run their chapters' setup cells,
+    which may read data that the preflight did not ask for."""
     import grader.chapters
     import grader.hidden.expectations  # noqa: F401
     import grader.reference
     import grader.verdict  # noqa: F401
 
+    needed = {c for chapter in chapters for task in tasks_of(chapter) for c in chapters_for(task.id)}
     for chapter in CHAPTERS:
-        grader.chapters.chapter_module(chapter)
-        grader.reference.chapter_module(chapter)
+        if chapter in needed:
+            grader.chapters.chapter_module(chapter)
+            grader.reference.chapter_module(chapter)

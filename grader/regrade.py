@@ -214,14 +214,19 @@ def main(args):
     except RegradeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from grader import pool, sandbox
+    from grader import pool, preflight, sandbox
 
+    try:
+        preflight.raise_if(preflight.machine_problems(args.dir, args.device or run.get("device"), args.sandbox))
+    except preflight.PreflightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     workers = pool.WorkerPool(sandbox.choose(args.sandbox), args.jobs)
     try:
         removed, records, lines = regrade(args.dir, args.paths, args.student, args.task, args.everyone,
                                           args.device, args.jobs, args.timeout, args.memory_mb, args.sandbox,
                                           not args.quiet, workers)
-    except RegradeError as exc:
+    except (RegradeError, preflight.PreflightError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:

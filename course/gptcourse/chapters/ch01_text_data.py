@@ -4,8 +4,12 @@ import torch
 from gptcourse import kinds
 from gptcourse.data import read_text
 from gptcourse.tasks import Task
+from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "01_text_data"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = ("the-verdict", *GPT2_FILES)
 
 TASKS = (
     Task("1.1", CHAPTER, ("SimpleTokenizerV2",), "B", "A tokenizer with a vocabulary"),

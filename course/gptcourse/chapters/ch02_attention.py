@@ -4,6 +4,9 @@ from gptcourse.chapters import attention
 from gptcourse.tasks import Task
 
 CHAPTER = "02_attention"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = ()
 
 TASKS = (
     Task("2.1", CHAPTER, ("simple_self_attention",), "B", "Self-attention without trainable weights"),

@@ -3,6 +3,9 @@ from gptcourse.chapters import attention
 from gptcourse.tasks import Task
 
 CHAPTER = "03_multihead_attention"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = ()
 
 TASKS = (
     Task("3.1", CHAPTER, ("MultiHeadAttentionWrapper",), "I", "Multi-head attention by stacking heads",

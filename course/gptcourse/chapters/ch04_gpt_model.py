@@ -16,6 +16,9 @@ from gptcourse.judge import tolerances
 from gptcourse.tasks import Task
 
 CHAPTER = "04_gpt_model"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = ()
 
 TASKS = (
     Task("4.1", CHAPTER, ("LayerNorm",), "B", "Layer normalization"),

@@ -21,8 +21,12 @@ from torch.utils.data import DataLoader, TensorDataset
 from gptcourse import kinds
 from gptcourse.probes import DeviceMixError
 from gptcourse.tasks import Task
+from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "05_pretraining"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = GPT2_FILES
 
 TASKS = (
     Task("5.1", CHAPTER, ("text_to_token_ids", "token_ids_to_text"), "B", "Text to token ids and back"),

@@ -19,8 +19,12 @@ from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
 from gptcourse.chapters.ch04_gpt_model import NextTokenModel, ToyLanguageModel
 from gptcourse.probes import ProbeFailure
 from gptcourse.tasks import Task
+from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "06_sampling"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = GPT2_FILES
 
 TASKS = (
     Task("6.1", CHAPTER, ("softmax_with_temperature",), "B", "Softmax with a temperature"),

@@ -23,8 +23,12 @@ from torch.utils.data import DataLoader, TensorDataset
 from gptcourse import kinds
 from gptcourse.probes import DeviceMixError, ProbeFailure
 from gptcourse.tasks import Task
+from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "07_classification"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = GPT2_FILES
 
 TASKS = (
     Task("7.1", CHAPTER, ("create_balanced_dataset", "random_split"), "B", "Balancing and splitting the messages"),

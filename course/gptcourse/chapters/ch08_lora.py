@@ -25,8 +25,12 @@ import torch.nn as nn
 from gptcourse import kinds
 from gptcourse.probes import ProbeFailure
 from gptcourse.tasks import Task
+from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "08_lora"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = GPT2_FILES
 
 TASKS = (
     Task("8.1", CHAPTER, ("LoRALayer",), "I", "The low-rank update"),

@@ -15,8 +15,12 @@ import torch
 from gptcourse import kinds
 from gptcourse.probes import DeviceMixError, ProbeFailure
 from gptcourse.tasks import Task
+from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "09_instruction"
+# The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
+# checks that they can be had before it grades anything (grader/preflight.py).
+GRADING_DATA = GPT2_FILES
 
 TASKS = (
     Task("9.1", CHAPTER, ("format_input",), "B", "An instruction in the Alpaca format"),
