@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
 import shutil
 import socket
-import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from gptcourse import data
+from local_web_server import LocalWebServer
 
 # The table of the mirror's README, copied by hand on purpose: the registry in
 # gptcourse/data.py must agree with it (a typo in either makes a test fail).
@@ -79,43 +78,6 @@ def empty_cache_no_mirror(monkeypatch, tmp_path) -> Path:
     monkeypatch.setenv("GPTCOURSE_CACHE_DIR", str(cache))
     monkeypatch.delenv("GPTCOURSE_DATA_MIRROR", raising=False)
     return cache
-
-
-class LocalWebServer:
-    """A tiny HTTP server on 127.0.0.1 serving one folder, counting the requests."""
-
-    def __init__(self, folder: Path):
-        self.requested_paths: list[str] = []
-        requested_paths = self.requested_paths
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, directory=str(folder), **kwargs)
-
-            def do_GET(self):
-                requested_paths.append(self.path)
-                super().do_GET()
-
-            def log_message(self, *args):
-                pass  # keep the test output quiet
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        # A short poll interval makes stop() quick (shutdown waits for the next poll).
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self.thread.start()
-        self.running = True
-
-    def url(self, filename: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}/{filename}"
-
-    def stop(self) -> None:
-        if self.running:
-            self.server.shutdown()
-            self.server.server_close()
-            self.thread.join()
-            self.running = False
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import torch
 
+from gpt2_standin import hf_gpt2_logits
 from gptcourse.data import read_text
 from grader.reference import ch01_text_data as ch01
 from grader.reference import ch02_attention as ch02
@@ -273,31 +274,6 @@ def test_the_learning_rate_warms_up_linearly_then_follows_a_cosine_down_to_min_l
     middle = warmup + (total - warmup) // 2
     assert rates[middle] == pytest.approx((peak + low) / 2)  # half way down at half the decay
     assert low < rates[-1] < low + 1e-3 * (peak - low)  # the last step is just above min_lr
-
-
-def hf_gpt2_logits(sd, cfg, idx):
-    """GPT-2's forward pass written directly on a Hugging Face state dict (Conv1D: x @ W + b),
-    independent of GPTModel: what load_weights_into_gpt must reproduce."""
-    import torch.nn.functional as F
-
-    emb, heads = cfg["emb_dim"], cfg["n_heads"]
-    batch, tokens = idx.shape
-    x = sd["wte.weight"][idx] + sd["wpe.weight"][:tokens]
-    causal = torch.triu(torch.ones(tokens, tokens, dtype=torch.bool), 1)
-
-    def norm(x, name):
-        return F.layer_norm(x, (emb,), sd[name + ".weight"], sd[name + ".bias"], eps=1e-5)
-
-    for b in range(cfg["n_layers"]):
-        h = f"h.{b}."
-        qkv = norm(x, h + "ln_1") @ sd[h + "attn.c_attn.weight"] + sd[h + "attn.c_attn.bias"]
-        q, k, v = (t.view(batch, tokens, heads, emb // heads).transpose(1, 2) for t in qkv.split(emb, dim=-1))
-        scores = (q @ k.transpose(-2, -1) / (emb // heads) ** 0.5).masked_fill(causal, float("-inf"))
-        context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, tokens, emb)
-        x = x + context @ sd[h + "attn.c_proj.weight"] + sd[h + "attn.c_proj.bias"]
-        hidden = F.gelu(norm(x, h + "ln_2") @ sd[h + "mlp.c_fc.weight"] + sd[h + "mlp.c_fc.bias"], approximate="tanh")
-        x = x + hidden @ sd[h + "mlp.c_proj.weight"] + sd[h + "mlp.c_proj.bias"]
-    return norm(x, "ln_f") @ sd["wte.weight"].T
 
 
 @pytest.mark.parametrize("n_layers, emb_dim, n_heads", [(1, 8, 2), (3, 12, 3)])
