@@ -5,6 +5,7 @@
     python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
     python -m grader push-nbgrader DIR --db URL --assignment NAME [--course-dir COURSE]
     python -m grader regrade DIR (--student ID... | --task T... | --everyone) [PATH...]
+    python -m grader gradescope --out autograder.zip [--chapters CH...]   (a Gradescope autograder)
 """
 import argparse
 import json
@@ -31,10 +32,10 @@ def main(argv=None):
     # The class report (grader/class_report.py), rebuilt from a grade run's files.
     rp = commands.add_parser("report", help="rebuild DIR/report.html from DIR/grades.json and DIR/run.json")
     rp.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
-    # Gradebook exports, nbgrader push, regrading (grader/exports.py, nbgrader_push.py, regrade.py).
-    from grader import exports, nbgrader_push, regrade
+    # Gradebook exports, nbgrader push, regrading, Gradescope (grader/exports.py, nbgrader_push.py, ...).
+    from grader import exports, gradescope, nbgrader_push, regrade
 
-    more = {module.add_parser(commands).prog.split()[-1]: module for module in (exports, nbgrader_push, regrade)}
+    more = {module.add_parser(commands).prog.split()[-1]: module for module in (exports, nbgrader_push, regrade, gradescope)}
     args = parser.parse_args(argv)
     if args.command in more:
         return more[args.command].main(args)

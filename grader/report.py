@@ -98,6 +98,15 @@ def csv_text(records):
 
 
 def feedback_markdown(submission, rows, run):
+    lines = feedback_summary(submission, rows)
+    for r in rows:
+        lines += task_feedback(r)
+    lines.append(graded_with(run))
+    return "\n".join(lines) + "\n"
+
+
+def feedback_summary(submission, rows):
+    """The top of a feedback file: the total and a table of the tasks."""
     total = sum(r["points"] for r in rows)
     possible = sum(r["max_points"] for r in rows)
     lines = [f"# Feedback for {submission}", "", f"**{total} / {possible} points**", "",
@@ -106,10 +115,18 @@ def feedback_markdown(submission, rows, run):
         lines.append(f"| {r['task']} [{r['level']}] | `{'`, `'.join(r['names'])}` | "
                      f"{STATUS_MARK.get(r['status'], '')} {r['status']} | {r['points']} / {r['max_points']} |")
     lines.append("")
-    for r in rows:
-        lines += [f"## Task {r['task']}: {', '.join(r['names'])} ({r['notebook']})", "", r["feedback"] or "", ""]
-        lines += [f"- Note: {note}" for note in r.get("notes", [])]
-        lines.append("")
-    lines.append(f"_Graded on {run['device']} with hidden test seed {run['seed']}. Each task was graded "
-                 f"with the reference versions of earlier tasks, so one mistake costs points once._")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def task_feedback(r):
+    """One task's section of a feedback file (also the output of its Gradescope test)."""
+    lines = [f"## Task {r['task']}: {', '.join(r['names'])} ({r['notebook']})", "", r["feedback"] or "", ""]
+    lines += [f"- Note: {note}" for note in r.get("notes", [])]
+    lines.append("")
+    return lines
+
+
+def graded_with(run):
+    """The last line of a feedback file: how the submission was graded."""
+    return (f"_Graded on {run['device']} with hidden test seed {run['seed']}. Each task was graded "
+            f"with the reference versions of earlier tasks, so one mistake costs points once._")

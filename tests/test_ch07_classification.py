@@ -7,6 +7,7 @@ from gptcourse import SelfCheckFailed, check
 
 def classify_text_calling_forward(text, model, tokenizer, device, max_length, pad_token_id=50256):
     # model.forward(x) instead of model(x): unusual, but it runs the same code.
+    model.eval()
     length = min(max_length, model.pos_emb.weight.shape[0])
     ids = tokenizer.encode(text)[:length]
     ids = ids + [pad_token_id] * (length - len(ids))

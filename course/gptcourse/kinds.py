@@ -241,7 +241,11 @@ class ModuleSteps(Kind):
     """A module with state (a cache, say), driven by a script of calls; every result recorded.
 
     construct(args) -> (positional, keywords). The module gets the case's weights (state/...)
-    and is put in eval mode; the calls run without gradients. args["steps"] is the script:
+    and is put in eval mode; the calls run without gradients. With `train_judge` the module runs
+    in train mode instead: its outputs are random (dropout), so they are owned by the kind and
+    judged together by train_judge(got, expected, case) -> message or None (the keys say
+    "(train mode)"; `fed_chunks(case)` lists them with the positions they cover).
+    args["steps"] is the script:
     - {"feed": [start, end]}: call the module on x[:, start:end] (another case array with
       "array": name), with "kwargs" (default {}); the output is recorded under a key that says
       which call it was ("call 2: tokens 1 to 3, use_cache=True");
@@ -257,19 +261,42 @@ class ModuleSteps(Kind):
     device_pass = True
     REFUSAL = " (past the end: must raise)"  # ends the key of a call that must raise
 
-    def __init__(self, construct):
+    def __init__(self, construct, train_judge=None):
         self.construct = construct
+        self.train_judge = train_judge
         self.hints = (refusal_hint,)
 
     def probe(self, p):
         positional, keywords = self.construct(p.case.args)
         module = p.construct(p.obj, positional, keywords)
         p.load_state(module)
-        p.prepare(module, train=False)
+        p.prepare(module, train=self.train_judge is not None)
         with torch.no_grad():
             for i, step in enumerate(p.case.args["steps"]):
                 if not self._run_step(p, module, i + 1, step):
                     break
+
+    TRAIN_MODE = " (train mode)"  # in the key of a call made in train mode
+
+    def _feed_key(self, number, step):
+        """'step 3: tokens 1 to 3, use_cache=True' (with ' (train mode)' after the number in train mode)."""
+        start, end = step["feed"]
+        mode = self.TRAIN_MODE if self.train_judge is not None else ""
+        return (f"step {number}{mode}: tokens {start} to {end - 1}"
+                + "".join(f", {k}={v}" for k, v in step.get("kwargs", {}).items()))
+
+    def fed_chunks(self, case):
+        """[(observation key, (start, end))] of the script's calls that must work, in order."""
+        return [(self._feed_key(i + 1, step), tuple(step["feed"])) for i, step in enumerate(case.args["steps"])
+                if "feed" in step and not step.get("raises")]
+
+    def owns(self, key):
+        return self.train_judge is not None and self.TRAIN_MODE + ":" in key and not key.endswith(self.REFUSAL)
+
+    def judge_key(self, key, got, expected, case):
+        """All train-mode outputs are judged together, at the first of them."""
+        first = next(k for k, _ in self.fed_chunks(case))
+        return self.train_judge(got, expected, case) if key == first else None
 
     def _run_step(self, p, module, number, step):
         """Run one step; False when the script stops here."""
@@ -290,8 +317,8 @@ class ModuleSteps(Kind):
         start, end = step["feed"]
         kwargs = step.get("kwargs", {})
         x = p.tensor(step.get("array", "x"))[:, start:end]
-        what = f"step {number}: tokens {start} to {end - 1}" + "".join(f", {k}={v}" for k, v in kwargs.items())
-        p.step = f"calling forward on {what[len(f'step {number}: '):]} (step {number})"
+        what = self._feed_key(number, step)
+        p.step = f"calling forward on {what.split(': ', 1)[1]} (step {number})"
         if not step.get("raises"):
             output = module(x, **kwargs)
             if not p.meta:
@@ -537,6 +564,8 @@ class Dataset(Kind):
     item_types: also record what the first listed item is made of (`item_types`: "tensor
     int64" per element), so that a list of ints or a float tensor is named as such before
     its values are compared (values are compared as numbers, whatever their dtype).
+    A case with args["may_refuse"] records first whether creating the data set raised
+    (`refused`), and nothing more when it did.
     """
 
     def __init__(self, construct, items_arg="items", item_types=False, types_message=None):
@@ -548,7 +577,18 @@ class Dataset(Kind):
 
     def probe(self, p):
         positional, keywords = self.construct(p)
-        dataset = p.construct(p.obj, positional, keywords, module=False)
+        if p.case.args.get("may_refuse"):
+            # Where the spec allows either an empty data set or an error (a text too short for
+            # one window), an exception is an answer, recorded as such; the hidden side lists
+            # {"refused": True} as an accepted alternative to the reference's empty data set.
+            try:
+                dataset = p.construct(p.obj, positional, keywords, module=False)
+            except Exception:  # noqa: BLE001 - any deliberate refusal will do
+                p.record_value("refused", True, "whether creating it raised an error")
+                return
+            p.record_value("refused", False, "whether creating it raised an error")
+        else:
+            dataset = p.construct(p.obj, positional, keywords, module=False)
         if not isinstance(dataset, torch.utils.data.Dataset):
             raise ProbeFailure(f"{type(dataset).__name__} should be a subclass of torch.utils.data.Dataset")
         p.step = "calling len() of your dataset"
@@ -688,9 +728,11 @@ class TrainingLoop(Kind):
     spy: a hook on the model notes the mode (train/eval) and the gradient mode of every
     forward call: `forward_calls` counts each combination (owned: training calls must be as
     many as the reference's, evaluation calls in eval mode without gradients, how many is
-    free). name: the graded name to call (default: the task's first). optimizer_view: at every optimizer.step() the learning rate of the first parameter
-    group and the norm of all gradients (what clipping changes) are noted: `lr_per_step`,
-    `grad_norm_per_step`.
+    free). name: the graded name to call (default: the task's first). optimizer_view: at
+    every optimizer.step() the learning rate of the first parameter group and the norm of all
+    gradients (what clipping changes) are noted: `lr_per_step`, `grad_norm_per_step`; with
+    several parameter groups also every group's rate, `lr_per_group_per_step` (a schedule sets
+    them all).
     """
 
     TRAINING, EVALUATION = "train mode, gradients on", "eval mode, gradients off"
@@ -723,6 +765,9 @@ class TrainingLoop(Kind):
         p.record_value("training_mode_after", bool(model.training), "the model's mode afterwards")
         if steps is not None:
             p.record_value("lr_per_step", steps["lr"], "the learning rate at each optimizer step")
+            if len(optimizer.param_groups) > 1:
+                p.record_value("lr_per_group_per_step", steps["lr_per_group"],
+                               "the learning rate of every parameter group at each optimizer step")
             p.record_value("grad_norm_per_step", steps["grad_norm"], "the gradient norm at each optimizer step")
         p.record_value("returned", result, "the returned value")
         for name, param in sorted(model.named_parameters()):
@@ -789,13 +834,14 @@ def _spy_forward_calls(model):
 
 
 def _watch_steps(optimizer, model):
-    """Wrap optimizer.step so that every call notes the first group's learning rate and the
-    norm of all the model's gradients at that moment (after any clipping)."""
-    seen = {"lr": [], "grad_norm": []}
+    """Wrap optimizer.step so that every call notes the first group's learning rate, every
+    group's, and the norm of all the model's gradients at that moment (after any clipping)."""
+    seen = {"lr": [], "lr_per_group": [], "grad_norm": []}
     original = optimizer.step
 
     def step(*args, **kwargs):
         seen["lr"].append(float(optimizer.param_groups[0]["lr"]))
+        seen["lr_per_group"].append([float(group["lr"]) for group in optimizer.param_groups])
         grads = [param.grad.detach().double().pow(2).sum() for param in model.parameters() if param.grad is not None]
         seen["grad_norm"].append(float(torch.stack(grads).sum().sqrt()) if grads else 0.0)
         return original(*args, **kwargs)

@@ -232,11 +232,14 @@ def _variants_1_2():
 # Task 1.3: the sliding-window dataset
 # ------------------------------------------------------------------------------------------
 
-def _dataset_case(label, text, max_length, stride):
-    """Every item of the reference's dataset is read."""
+def _dataset_case(label, text, max_length, stride, may_refuse=False):
+    """Every item of the reference's dataset is read. may_refuse: the spec accepts an error as well
+    as the reference's empty data set (a text shorter than one window)."""
     items = list(range(len(reference_object("1.3")(text, get_encoding(), max_length, stride))))
-    return Case("1.3", "windows", f"{label}, max_length={max_length}, stride={stride}",
-                {"text": text, "max_length": max_length, "stride": stride, "items": items})
+    args = {"text": text, "max_length": max_length, "stride": stride, "items": items}
+    if may_refuse:
+        args["may_refuse"] = True
+    return Case("1.3", "windows", f"{label}, max_length={max_length}, stride={stride}", args)
 
 
 def _public_1_3(rng):
@@ -244,6 +247,8 @@ def _public_1_3(rng):
     return [
         _dataset_case("the start of the-verdict (41 tokens)", text, 4, 1),
         _dataset_case("the start of the-verdict (41 tokens)", text, 5, 5),
+        _dataset_case("a text of 3 tokens, shorter than one window (an empty data set or an error)", "Too short.", 4, 4,
+                      may_refuse=True),
     ]
 
 
@@ -255,7 +260,8 @@ def _hidden_1_3(rng):
         _dataset_case("a passage of the-verdict, stride larger than max_length", passage, 3, 7),
         _dataset_case("a passage of the-verdict, stride equal to max_length", passage, 6, 6),
         _dataset_case("a passage of the-verdict, exactly one window", passage, tokens - 1, 3),
-        _dataset_case("a text shorter than one window", "Too short to train on.", 8, 4),
+        _dataset_case("a text shorter than one window (an empty data set or an error)", "Too short to train on.", 8, 8,
+                      may_refuse=True),
         _dataset_case("a sentence", SENTENCES[int(rng.integers(len(SENTENCES)))], 2, 3),
     ]
 
@@ -465,6 +471,10 @@ def hidden_cases(task_id, seed):
 
 
 def expectation_extras(case):
+    if case.task == "1.3" and case.args.get("may_refuse"):
+        # A text too short for one window: refusing it (the book asserts len(token_ids) > max_length)
+        # is as right as the reference's empty data set.
+        return {"internals/alternatives": [{"refused": True}]}
     return {}
 
 

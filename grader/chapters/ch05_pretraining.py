@@ -134,7 +134,9 @@ def _training_case(task_id, rng, model_args, train_sequences=6, val_sequences=4,
               "val_targets": _ids(rng, vocab, (val_sequences, tokens))}
     arrays.update(_model_weights(model_args, rng, scale))
     steps = math.ceil(train_sequences / batch_size) * num_epochs
-    extra = "".join(f", {k}={v}" for k, v in schedule.items())
+    extra = "".join(f", {k}={v}" for k, v in schedule.items() if k != "decay_groups")
+    if schedule.get("decay_groups"):
+        extra += ", two parameter groups (linear weights with weight decay, embeddings, norms and biases without)"
     label = (f"{steps} steps ({num_epochs} epochs of {math.ceil(train_sequences / batch_size)} batches), "
              f"eval_freq={eval_freq}, eval_iter={eval_iter}, AdamW lr={lr}{extra}, {_model_label(model_args)}, float64")
     return Case(task_id, "train", label, args, arrays, "float64")
@@ -237,25 +239,23 @@ def _weights_case(rng, cfg_options, batch=2, tokens=4, dtype="float32", with_mas
     return Case("5.6", "load", label, model_args, arrays, dtype)
 
 
-# (checkpoint key, model parameter, block, short name, the wrong shape)
 def _mismatch_case(rng, which, cfg_options, shaped=False):
     model_args = dict(gpt(qkv_bias=True, **cfg_options), model="shaped" if shaped else "gpt")
     cfg = model_args["cfg"]
     sd = hf_gpt2_state_dict(rng, cfg)
     e, c, last = cfg["emb_dim"], cfg["context_length"], cfg["n_layers"] - 1
     if which == "c_fc":
-        key, param, block, short = f"h.{last}.mlp.c_fc.weight", f"trf_blocks.{last}.ff.layers.0.weight", last, "c_fc"
+        key, param = f"h.{last}.mlp.c_fc.weight", f"trf_blocks.{last}.ff.layers.0.weight"
         sd[key] = rng.normal(size=(e, 3 * e))
     elif which == "wpe":
-        key, param, block, short = "wpe.weight", "pos_emb.weight", None, "wpe"
+        key, param = "wpe.weight", "pos_emb.weight"
         sd[key] = rng.normal(size=(c + 3, e))
     else:
-        key, param, block, short = f"h.{last}.ln_2.bias", f"trf_blocks.{last}.norm2.shift", last, "ln_2"
+        key, param = f"h.{last}.ln_2.bias", f"trf_blocks.{last}.norm2.shift"
         sd[key] = rng.normal(size=(e + 2,))
-    args = dict(model_args, bad_key=key, bad_param=param, bad_block=block, bad_short=short)
     arrays = {f"hf/{k}": v for k, v in sd.items()}
     label = f"a checkpoint whose {key} has shape {tuple(sd[key].shape)} (the model's {param} needs another shape)"
-    return Case("5.6", "mismatch", label, args, arrays)
+    return Case("5.6", "mismatch", label, model_args, arrays)
 
 
 # ------------------------------------------------------------------------------------------
@@ -297,7 +297,7 @@ _PUBLIC = {
         _schedule_case("a short schedule", 20, 5, 0.01, 1e-4, 1e-5),
         _schedule_case("the notebook's kind of schedule", 30, 3, 6e-3, 6e-5, 6e-5),
         _schedule_training_case(rng, tiny(vocab_size=64), (2.0, 3.0), num_epochs=2, eval_freq=2, eval_iter=1,
-                                lr=0.02),
+                                lr=0.02, decay_groups=True),
     ],
 }
 
@@ -350,6 +350,8 @@ _HIDDEN = {
                                 lr=0.02),
         _schedule_training_case(rng, gpt(vocab_size=64, drop_rate=0.1), (0.7, 1.0), train_sequences=8, num_epochs=1,
                                 eval_freq=3, eval_iter=2, lr=0.02),
+        _schedule_training_case(rng, gpt(vocab_size=64), (1.5, 2.0), train_sequences=6, num_epochs=2, eval_freq=2,
+                                eval_iter=1, lr=0.02, decay_groups=True),
     ],
 }
 
@@ -387,10 +389,11 @@ def expectation_extras(case):
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _train_model_with(clip_from="warmup_end", schedule=None):
+def _train_model_with(clip_from="warmup_end", schedule=None, first_group_only=False):
     """The reference train_model with one knob changed: clip_from "warmup_end" (the reference),
     "after_warmup" (from the step after, the book's), "always", "never"; schedule(step,
-    total, warmup, peak, initial, min) replaces lr_at_step."""
+    total, warmup, peak, initial, min) replaces lr_at_step; first_group_only: the rate is set on
+    the optimizer's first parameter group only."""
     reference = reference_objects("5.7")["train_model"]
     namespace = dict(reference.__globals__)
     lr_at_step = schedule or namespace["lr_at_step"]
@@ -412,7 +415,7 @@ def _train_model_with(clip_from="warmup_end", schedule=None):
                 optimizer.zero_grad()
                 global_step += 1
                 lr = lr_at_step(global_step, total_steps, warmup_steps, peak_lr, initial_lr, min_lr)
-                for group in optimizer.param_groups:
+                for group in optimizer.param_groups[:1] if first_group_only else optimizer.param_groups:
                     group["lr"] = lr
                 track_lrs.append(lr)
                 calc_loss_batch(input_batch, target_batch, model, device).backward()
@@ -431,11 +434,18 @@ def _train_model_with(clip_from="warmup_end", schedule=None):
     return train_model
 
 
-def _schedule_with(warmup_denominator=0, cosine_denominator=0, no_floor=False, linear_decay=False):
+def _schedule_with(warmup_denominator=0, cosine_denominator=0, no_floor=False, linear_decay=False,
+                   progress_from=None):
+    """progress_from "start": the cosine's progress counted from step 0 over all steps, "start_over_decay":
+    from step 0 over the decay's steps (instead of from the end of warmup)."""
     def lr_at_step(step, total_steps, warmup_steps, peak_lr, initial_lr, min_lr):
         if step < warmup_steps:
             return initial_lr + step * (peak_lr - initial_lr) / (warmup_steps + warmup_denominator)
         progress = (step - warmup_steps) / (total_steps - warmup_steps + cosine_denominator)
+        if progress_from == "start":
+            progress = step / total_steps
+        elif progress_from == "start_over_decay":
+            progress = step / (total_steps - warmup_steps)
         if linear_decay:
             return min_lr + (peak_lr - min_lr) * (1 - progress)
         low = 0.0 if no_floor else min_lr
@@ -455,6 +465,15 @@ def _variants_5_7():
         ("the cosine's progress divides by total_steps - warmup_steps - 1",
          dict(names, lr_at_step=_schedule_with(cosine_denominator=-1))),
         ("the cosine decays to 0 instead of min_lr", dict(names, lr_at_step=_schedule_with(no_floor=True))),
+        ("the cosine's progress is counted from step 0 (step / total_steps): it starts at the end of warmup, "
+         "progress = (step - warmup_steps) / (total_steps - warmup_steps), so the first step after warmup runs "
+         "at the peak", dict(names, lr_at_step=_schedule_with(progress_from="start"))),
+        ("the cosine's progress is counted from step 0 (step / (total_steps - warmup_steps)): subtract the warmup "
+         "steps first, progress = (step - warmup_steps) / (total_steps - warmup_steps)",
+         dict(names, lr_at_step=_schedule_with(progress_from="start_over_decay"))),
+        ("the rate is set on the first parameter group only (optimizer.param_groups[0]): an optimizer may have "
+         "several groups (weights with and without weight decay, say); set the rate on every one, "
+         "for group in optimizer.param_groups", dict(names, train_model=_train_model_with(first_group_only=True))),
         ("the rate decays linearly after warmup instead of along a cosine",
          dict(names, lr_at_step=_schedule_with(linear_decay=True))),
     ]
@@ -513,10 +532,34 @@ def _variants_5_3():
         total = sum(calc_loss_batch(x, y, model, device).item() for i, (x, y) in zip(range(n), data_loader))
         return total / len(data_loader)
 
+    def divides_by_num_batches(data_loader, model, device, num_batches=None):
+        if len(data_loader) == 0:
+            return float("nan")
+        n = len(data_loader) if num_batches is None else num_batches  # not capped by the loader's length
+        total = sum(calc_loss_batch(x, y, model, device).item() for i, (x, y) in zip(range(n), data_loader))
+        return total / n
+
+    def breaks_one_batch_late(data_loader, model, device, num_batches=None):
+        if len(data_loader) == 0:
+            return float("nan")
+        n = len(data_loader) if num_batches is None else min(num_batches, len(data_loader))
+        total = 0.0
+        for i, (x, y) in enumerate(data_loader):
+            if i > n:  # one batch too late: batches 0 .. n are used
+                break
+            total += calc_loss_batch(x, y, model, device).item()
+        return total / n
+
     return [
         ("each token is weighted equally: the spec's loss is the mean of the batch losses (a partial last "
          "batch counts as much as a full one)", token_weighted),
         ("the sum is divided by len(data_loader), not by the number of batches used", divides_by_loader_length),
+        ("num_batches is larger than the loader here, and the sum of the loader's batches is divided by "
+         "num_batches itself: use min(num_batches, len(data_loader)) batches and divide by that number",
+         divides_by_num_batches),
+        ("the loop stops one batch late (if i > num_batches: break), adding num_batches + 1 batch losses: "
+         "batches 0 .. num_batches - 1 are the first num_batches, so stop when i >= num_batches",
+         breaks_one_batch_late),
     ]
 
 

@@ -1,7 +1,7 @@
 """Hidden cases and known mistakes of chapter 06 (decoding and sampling).
 
 Filters (6.1 to 6.3) are compared exactly on many rows at once: temperatures near 0 and large,
-k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains,
+k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains and p = 0,
 -inf already present. Top-p cases keep every cumulative probability at least 2e-3 away from p,
 and no two tokens at the cut equally probable, so that the set of kept tokens is the same
 however a correct implementation rounds.
@@ -22,7 +22,7 @@ import torch
 
 from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
 from gptcourse.records import Case
-from grader.hidden.attention import dropout_internals, module_case
+from grader.hidden.attention import attention_internals, dropout_internals, module_case
 from grader.hidden.casekit import hidden_rng, module_weights, public_rng, reference_module, subclass_with
 from grader.reference import reference_object
 
@@ -300,11 +300,12 @@ def _chunks(rng, total, first=None):
 
 
 def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtype="float32", qkv_bias=False,
-                chunks=None, past_end=True, one_by_one=False, straddle=False):
+                chunks=None, past_end=True, one_by_one=False, straddle=False, dropout=0.0):
     """A sequence fed in chunks with use_cache=True; reset_cache(); a second sequence fed in other
     chunks; a call without the cache; then, filling the cache to context_length, one token too many
-    (straddle: filling it to context_length - 1, a chunk of two tokens, which would pass the end)."""
-    args = {"d_in": d_in, "d_out": d_out, "context_length": context_length, "dropout": 0.0,
+    (straddle: filling it to context_length - 1, a chunk of two tokens, which would pass the end).
+    The module is in eval mode, so a dropout above 0 must change nothing."""
+    args = {"d_in": d_in, "d_out": d_out, "context_length": context_length, "dropout": dropout,
             "num_heads": num_heads, "qkv_bias": qkv_bias}
     module = reference_module("6.5", multi_head_arguments, args)
     arrays = {"x": rng.normal(size=(batch, tokens, d_in)), "x2": rng.normal(size=(batch, context_length, d_in))}
@@ -328,8 +329,28 @@ def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtyp
                   f"{', then one more' if past_end else ''}")
     label = (f"a batch of {batch} x {tokens} tokens fed in chunks of {sizes} with use_cache=True, then "
              f"reset_cache() and {second}; d_in={d_in}, d_out={d_out}, num_heads={num_heads}"
-             f"{', qkv_bias=True' if qkv_bias else ''}, {dtype}")
+             f"{', qkv_bias=True' if qkv_bias else ''}{f', dropout={dropout} in eval mode' if dropout else ''}, "
+             f"{dtype}")
     return Case("6.5", "steps", label, args, arrays, dtype)
+
+
+def _train_steps_case(rng, batch, tokens, d_in, d_out, num_heads, chunks, dropout=0.5, dtype="float32"):
+    """A sequence fed in chunks with use_cache=True in train mode: the cached path must drop
+    attention weights as the plain one does (judged row by row, any random order: see
+    gptcourse.chapters.attention.dropped_weights_problem). out_proj is the identity, so the
+    output is the heads' context vectors. At p = 0.5 a correct module drops no weight at all with
+    probability 2 ** -(batch * num_heads * tokens * (tokens + 1) / 2): below 2 ** -40 here."""
+    args = {"d_in": d_in, "d_out": d_out, "context_length": tokens, "dropout": dropout,
+            "num_heads": num_heads, "qkv_bias": False,
+            "steps": [{"feed": chunk, "kwargs": {"use_cache": True}} for chunk in chunks]}
+    module = reference_module("6.5", multi_head_arguments, args)
+    arrays = {"x": rng.normal(size=(batch, tokens, d_in))}
+    arrays.update(module_weights(module, rng))
+    arrays.update({"state/out_proj.weight": np.eye(d_out), "state/out_proj.bias": np.zeros(d_out)})
+    sizes = ", ".join(str(end - start) for start, end in chunks)
+    label = (f"train mode with dropout={dropout}: a batch of {batch} x {tokens} tokens fed in chunks of {sizes} "
+             f"with use_cache=True; d_in={d_in}, d_out={d_out}, num_heads={num_heads}, {dtype}")
+    return Case("6.5", "steps_train", label, args, arrays, dtype)
 
 
 # ------------------------------------------------------------------------------------------
@@ -353,6 +374,7 @@ _PUBLIC = {
         _top_p_case(rng, (9,), 0.6),
         _top_p_case(rng, (4, 10), 0.8),
         _top_p_case(rng, (3, 8), 0.01),
+        _top_p_case(rng, (3, 7), 0.0),
     ],
     "6.4": lambda rng: [
         _greedy_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
@@ -373,6 +395,9 @@ _PUBLIC = {
         _steps_case(rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2, context_length=7, one_by_one=True),
         _steps_case(rng, batch=1, tokens=7, d_in=4, d_out=6, num_heads=3, context_length=8,
                     chunks=[[0, 3], [3, 4], [4, 7]], straddle=True),
+        _steps_case(rng, batch=2, tokens=5, d_in=3, d_out=4, num_heads=2, context_length=6, dropout=0.5,
+                    chunks=[[0, 2], [2, 3], [3, 5]]),
+        _train_steps_case(rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2, chunks=[[0, 2], [2, 3], [3, 6]]),
     ],
 }
 
@@ -399,6 +424,8 @@ _HIDDEN = {
         _top_p_case(rng, (3, 8), 0.75, minus_inf=3, dtype="float64"),
         _top_p_case(rng, (2, 3, 7), 0.6, scale=0.5),
         _top_p_case(rng, (12,), 0.95, scale=1.0),
+        _top_p_case(rng, (4, 9), 0.0, dtype="float64"),
+        _top_p_case(rng, (2, 3, 6), 0.0, peaked=True),
     ],
     "6.4": lambda rng: [
         _greedy_case(rng, batch=3, tokens=6, max_new_tokens=5, context_size=2, temperature=0.0, top_p=0.5),
@@ -424,6 +451,10 @@ _HIDDEN = {
                     chunks=[[0, 1], [1, 5]]),
         _steps_case(rng, batch=2, tokens=9, d_in=5, d_out=8, num_heads=4, context_length=10,
                     chunks=[[0, 4], [4, 5], [5, 6], [6, 9]], straddle=True),
+        _steps_case(rng, batch=3, tokens=6, d_in=4, d_out=6, num_heads=3, context_length=7, dropout=0.3,
+                    dtype="float64"),
+        _train_steps_case(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=3, chunks=[[0, 1], [1, 2], [2, 5]],
+                          dtype="float64"),
     ],
 }
 
@@ -444,6 +475,8 @@ def expectation_extras(case):
         return _end_token_alternatives(case)
     if case.task == "6.5" and case.kind == "dropout":
         return dropout_internals(case, heads="split")
+    if case.task == "6.5" and case.kind == "steps_train":
+        return attention_internals(case, heads="split")
     return {}
 
 
@@ -554,7 +587,7 @@ def _top_p_variant(mode):
             drop_sorted = cumulative > p
             if mode == "exclusive_keep_first":
                 drop_sorted[..., 0] = False
-        elif mode == "zero":
+        elif mode in ("zero", "no_guard"):  # no_guard: at p = 0 the most probable token goes too
             drop_sorted = cumulative - sorted_probs >= p
         elif mode == "sorted_order":  # the kept logits returned in sorted order
             sorted_logits = torch.gather(logits, -1, ids)
@@ -572,6 +605,9 @@ def _top_p_variant(mode):
 
 def _variants_6_3():
     return [
+        ("every token is removed when p = 0: the most probable token has a mass of 0 before it, and 0 >= p "
+         "then removes it too; keep the first token of the sorted order explicitly, so every row keeps at "
+         "least one", _top_p_variant("no_guard")),
         ("the token whose probability makes the mass reach p is dropped: keep tokens while the mass "
          "of the tokens ranked above them is still below p", _top_p_variant("exclusive_keep_first")),
         ("the token whose probability makes the mass reach p is dropped, and when the most probable token "

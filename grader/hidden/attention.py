@@ -113,6 +113,12 @@ def dropout_internals(case, heads):
     (one W_query split into num_heads heads)."""
     if case.kind != "dropout":
         return {}
+    return attention_internals(case, heads)
+
+
+def attention_internals(case, heads):
+    """Every head's eval-mode attention weights and values on the case's input x (see
+    dropout_internals for `heads`), whatever the kind of case."""
     a = case.arrays
     x = torch.tensor(a["x"], dtype=torch.float64)
     if heads == "single":

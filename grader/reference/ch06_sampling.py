@@ -61,9 +61,12 @@ def top_p_logits(logits, p):
     probs = torch.softmax(logits, dim=-1)
     sorted_probs, sorted_ids = torch.sort(probs, dim=-1, descending=True)
     # The probability mass of the tokens ranked above each token. Once that mass reaches p, the
-    # set is complete without this token. The first token has mass 0 before it: it always stays.
+    # set is complete without this token.
     mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
     drop_sorted = mass_before >= p
+    # The most probable token has mass 0 before it, which "reaches" p = 0: keep it explicitly,
+    # so that every row keeps at least one token.
+    drop_sorted[..., 0] = False
     drop = torch.zeros_like(drop_sorted).scatter(-1, sorted_ids, drop_sorted)  # back to vocabulary order
     return logits.masked_fill(drop, float("-inf"))
 

@@ -124,24 +124,39 @@ def dropout_problem(got, expected, case):
     anywhere else (scores, context vectors, output) produces rows no pattern explains.
     The hidden side puts A and V of every head in expected["internals/weights"|"values"].
     """
-    p = case.args["dropout"]
-    weights = expected["internals/weights"]  # (B, H, T, T)
-    values = expected["internals/values"]  # (B, H, T, head_dim)
-    batch, heads, tokens, head_dim = values.shape
-    rtol, atol = tolerances(case.device)
-    dropped = 0
+    tokens = expected["internals/values"].shape[2]
+    passes = []
     for pass_index in itertools.count():
         key = f"train_{pass_index}"
         if key not in expected:
             break
-        out = got.get(key)
-        if out is None or out.shape != (batch, tokens, heads * head_dim):
-            return None  # the plain comparison reports the shape problem
-        for b, h, t in itertools.product(range(batch), range(heads), range(tokens)):
-            row = out[b, t, h * head_dim:(h + 1) * head_dim]
+        passes.append((got.get(key), range(tokens)))
+    return dropped_weights_problem(passes, expected, case)
+
+
+def dropped_weights_problem(outputs, expected, case):
+    """dropout_problem for outputs of some positions each: [(output, positions)], an output of
+    shape (batch, len(positions), heads * head_dim) holding those positions' rows (a chunk fed
+    to a cache holds the positions start .. end - 1). None when every row is explained and some
+    weight was dropped; None too for an output of the wrong shape (the plain comparison says so)."""
+    p = case.args["dropout"]
+    weights = expected["internals/weights"]  # (B, H, T, T)
+    values = expected["internals/values"]  # (B, H, T, head_dim)
+    batch, heads, _, head_dim = values.shape
+    rtol, atol = tolerances(case.device)
+    dropped = 0
+    for out, positions in outputs:
+        if out is None or out.shape != (batch, len(positions), heads * head_dim):
+            return None
+        for b, h, (i, t) in itertools.product(range(batch), range(heads), enumerate(positions)):
+            row = out[b, i, h * head_dim:(h + 1) * head_dim]
             pattern = _matching_pattern(row, weights[b, h, t, : t + 1], values[b, h, : t + 1], p, rtol, atol)
             if pattern is None:
                 full = weights[b, h, t] @ values[b, h]
+                if np.allclose(row, full, rtol=rtol, atol=atol):  # the eval-mode row, nothing dropped or scaled
+                    return (f"in train mode with dropout={p} the output is the eval-mode output: no attention "
+                            f"weight was dropped. Apply dropout to the attention weights after the softmax "
+                            f"(self.dropout(attn_weights)) on every path through forward, with the rate passed on")
                 elementwise = np.all(np.isclose(row, 0, atol=atol) | np.isclose(row, full / (1 - p), rtol=rtol, atol=atol))
                 if elementwise:
                     return ("dropout is applied to the context vectors (or the output), not to the "

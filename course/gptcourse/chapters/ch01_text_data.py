@@ -66,6 +66,7 @@ PROBES = {
 KEY_NAMES = {
     "vocab": "The returned vocabulary",
     "item_types": "What dataset[0] is made of",
+    "refused": "Whether creating the data set raised an error",
     "sampler": "The loader's sampler (how it orders the windows)",
     "batch_shapes": "The shapes of all batches",
     "windows": "Every (input, target) window of the loader, sorted",
@@ -157,6 +158,9 @@ def _dataset_length_hint(key, got, expected, case):
     have, want = got.get(key), expected.get(key)
     if key != "len" or not isinstance(have, int) or not isinstance(want, int):
         return ""
+    if want == 0 and case.args.get("may_refuse"):
+        return ("the text is shorter than one window, so it has no full window: give an empty data set (not a "
+                "window that is too short) or raise an error that says the text is too short")
     if have > want:
         return ("more windows than the text's GPT-2 tokens allow: the windows run over "
                 "token_ids = tokenizer.encode(txt), and a window starting at i needs the tokens up to "

@@ -165,11 +165,24 @@ def loader_loss_arguments(p):
 
 def build_training(p):
     """A small model in float64 with the case's weights, AdamW, and two loaders that do not
-    shuffle (train and validation), built from the case."""
+    shuffle (train and validation), built from the case. With args["decay_groups"] the optimizer
+    has two parameter groups, as many GPT training scripts make them: the linear layers' weights
+    with weight decay, the embeddings, norms and biases without. A schedule must set the rate of
+    both."""
     args = p.case.args
     model = _model(p)
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args["lr"], weight_decay=args["weight_decay"])
+    if args.get("decay_groups"):
+        def decays(name, param):
+            return param.dim() >= 2 and "emb" not in name
+
+        named = list(model.named_parameters())
+        groups = [{"params": [param for name, param in named if decays(name, param)],
+                   "weight_decay": args["weight_decay"]},
+                  {"params": [param for name, param in named if not decays(name, param)], "weight_decay": 0.0}]
+        optimizer = torch.optim.AdamW(groups, lr=args["lr"])
+    else:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=args["lr"], weight_decay=args["weight_decay"])
 
     def loader(prefix):
         dataset = TensorDataset(_cpu_ids(p, f"{prefix}_inputs"), _cpu_ids(p, f"{prefix}_targets"))
@@ -332,15 +345,6 @@ def record_loaded_model(p):
             p.record("logits", model(p.tensor("idx")), "the loaded model's logits")
 
 
-def names_the_tensor(message, case):
-    """Whether an error message names the tensor whose shape is wrong (its checkpoint key, or the
-    model parameter it goes to; a block index with the layer's short name counts too)."""
-    text = message.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
-    key, param = case.args["bad_key"], case.args["bad_param"]
-    block, short = case.args["bad_block"], case.args["bad_short"]
-    return key in text or param in text or (short in text and str(block) in text)
-
-
 # ------------------------------------------------------------------------------------------
 
 PROBES = {
@@ -358,12 +362,11 @@ PROBES = {
             "unsafe": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_unsafe_checkpoint,
                                           read=read_unsafe_checkpoint)},
     "5.6": {"load": kinds.Function(load_weights_arguments, outputs=(), also=record_loaded_model, device_pass=False),
-            "mismatch": kinds.RaisesOnCall(load_weights_arguments, message_ok=names_the_tensor, messages={
+            # Any exception will do (the spec); naming the tensor is the task text's advice, not graded.
+            "mismatch": kinds.RaisesOnCall(load_weights_arguments, messages={
                 "raised": "a checkpoint tensor of the wrong shape was copied without complaint: compare each "
-                          "tensor's shape with the parameter it replaces and raise an error that names it",
-                "message_ok": "the error for a wrongly shaped tensor does not say which tensor it is: put the "
-                              "checkpoint key (h.0.attn.c_attn.weight, say) or the parameter in the message, "
-                              "with both shapes"})},
+                          "tensor's shape with the parameter it replaces and raise an error (one that names "
+                          "the tensor helps whoever meets it)"})},
     "5.7": {"schedule": kinds.Repeated("lr_at_step", "the learning rate of every step"),
             "train": kinds.TrainingLoop(build_training, call_train_model, spy=True, optimizer_view=True,
                                         name="train_model")},
@@ -376,6 +379,7 @@ KEY_NAMES = {
     "loss": "The returned loss",
     "returned": "The returned value",
     "lr_per_step": "The learning rate the optimizer used at each step",
+    "lr_per_group_per_step": "The learning rate of every parameter group at each step",
     "grad_norm_per_step": "The gradient norm the optimizer saw at each step (after any clipping)",
     "read_back": "What the model and optimizer hold after load_checkpoint",
     "state_dict_changed": "The checkpoint tensors your function changed",

@@ -154,6 +154,15 @@ def describe_new_tokens(outcome, case):
 # 6.5 KVCacheMultiHeadAttention
 # ------------------------------------------------------------------------------------------
 
+def cached_dropout_problem(got, expected, case):
+    """Chunks fed to the cache in train mode: every output row must be what dropping some of
+    that position's attention weights gives (chapter 03's dropout judge, row by row), and some
+    weight must be dropped. Rows of a chunk are the positions start .. end - 1 of the sequence."""
+    steps = PROBES["6.5"]["steps_train"]
+    outputs = [(got.get(key), range(start, end)) for key, (start, end) in steps.fed_chunks(case)]
+    return attention.dropped_weights_problem(outputs, expected, case)
+
+
 PROBES = {
     "6.1": {"forward": kinds.Function(temperature_arguments, outputs=(("probs", "the returned probabilities"),),
                                       tensors=True, grad_of="probs")},
@@ -169,7 +178,8 @@ PROBES = {
         multi_head_arguments, attention.QKV + ("out_proj", "mask"),
         raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
                         "(e.g. ValueError or assert) instead of silently building a broken module")),
-        steps=kinds.ModuleSteps(multi_head_arguments)),
+        steps=kinds.ModuleSteps(multi_head_arguments),
+        steps_train=kinds.ModuleSteps(multi_head_arguments, train_judge=cached_dropout_problem)),
 }
 
 KEY_NAMES = dict(
@@ -317,6 +327,13 @@ def _generation_hint(key, got, expected, case):
 def _cache_hint(key, got, expected, case):
     """What a wrong output of a cached call, or a refusal that did not happen, means for a cache."""
     have = got.get(key)
+    if (case.kind == "steps" and case.args.get("dropout", 0.0) > 0 and key.startswith("step ")
+            and isinstance(have, np.ndarray)):
+        # The same script with dropout=0 passed before this case (cases run in order, and the
+        # probe stops at the first that fails): what differs here is dropout in eval mode.
+        return ("with dropout > 0 in eval mode (module.eval()) the output changed: dropout must do nothing "
+                "in eval mode, on the cached path too. nn.Dropout (self.dropout) switches itself off; "
+                "F.dropout needs training=self.training")
     if key.endswith(kinds.ModuleSteps.REFUSAL) and isinstance(have, dict):
         if not have.get("raised"):
             return (f"feeding more tokens than context_length={case.args['context_length']} was accepted: check "

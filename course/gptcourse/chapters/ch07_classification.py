@@ -351,11 +351,12 @@ def loss_arguments(p):
 
 
 def accuracy_arguments(p):
-    """calc_accuracy_loader(data_loader, model, device[, num_batches]): a loader on the CPU."""
+    """calc_accuracy_loader(data_loader, model, device[, num_batches]): a loader on the CPU, the
+    model in train mode (see _watched_model)."""
     args = p.case.args
     dataset = TensorDataset(p.cpu_input("inputs"), p.cpu_input("labels"))
     loader = DataLoader(dataset, batch_size=args["batch_size"], shuffle=False)
-    model = _model(p)
+    model = _watched_model(p)
     keywords = {"num_batches": args["num_batches"]} if "num_batches" in args else {}
     return [loader, model, p.case.device], keywords
 
@@ -365,35 +366,61 @@ def accuracy_arguments(p):
 # ------------------------------------------------------------------------------------------
 
 def classify_arguments(p):
-    """classify_text(text, model, tokenizer, device, max_length[, pad_token_id]); the model notes
-    the ids of the model's last call."""
+    """classify_text(text, model, tokenizer, device, max_length[, pad_token_id]); the model is in
+    train mode and notes its calls (see _watched_model)."""
     args = p.case.args
-    model = _model(p)
-    p.model_inputs = _record_inputs(model)
+    model = _watched_model(p)
     keywords = {"pad_token_id": args["pad_token_id"]} if "pad_token_id" in args else {}
     return [args["text"], model, p.ctx.tokenizer, p.case.device, args["max_length"]], keywords
 
 
-def _record_inputs(model):
-    """A list that gets the token ids of every call of the model, model(x) or model.forward(x)
-    alike (an instance attribute comes before the class's forward in both)."""
+def _watched_model(p):
+    """The case's model handed over in train mode, as it is right after training, with its calls
+    noted in p.model_calls: evaluating (model.eval(), no gradients) is the function's own job."""
+    model = _model(p)
+    model.train()
+    p.model_calls = _record_calls(model)
+    return model
+
+
+def _record_calls(model):
+    """A list that gets (token ids, model.training, gradients enabled) of every call of the model,
+    model(x) or model.forward(x) alike (an instance attribute comes before the class's forward in
+    both)."""
     seen = []
     forward = model.forward
 
     def recording_forward(in_idx, *args, **kwargs):
-        seen.append(in_idx)
+        seen.append((in_idx, model.training, torch.is_grad_enabled()))
         return forward(in_idx, *args, **kwargs)
 
     model.forward = recording_forward
     return seen
 
 
+def record_evaluation_mode(p):
+    """How many of the model's calls ran in train mode, and with gradients (the spec: none)."""
+    calls = p.model_calls
+    p.record_value("model_calls_in_train_mode", sum(bool(training) for _, training, _ in calls),
+                   "the model calls made in train mode")
+    p.record_value("model_calls_with_grad", sum(bool(grad) for _, _, grad in calls),
+                   "the model calls made with gradients enabled")
+
+
+def record_accuracy(p):
+    """The mode of the model's calls (a model left in train mode gives other predictions with
+    dropout), then the returned accuracy."""
+    record_evaluation_mode(p)
+    p.record_value("accuracy", kinds.as_number(p.result), "the returned accuracy")
+
+
 def record_model_input(p):
-    """The token ids of the model's last call (the case checks cropping and padding with them),
-    before the returned label."""
-    if not p.model_inputs:
+    """The mode of the model's calls, then the token ids of its last call (the case checks cropping
+    and padding with them), then the returned label."""
+    if not p.model_calls:
         raise ProbeFailure("classify_text never called the model")
-    ids = p.model_inputs[-1]
+    record_evaluation_mode(p)
+    ids = p.model_calls[-1][0]
     if isinstance(ids, torch.Tensor) and ids.dim() == 2 and ids.shape[0] == 1:
         p.record_value("model_input", ids[0].tolist(), "the token ids the model was given")
     else:
@@ -410,8 +437,8 @@ PROBES = {
     "7.3": {"head": kinds.Function(head_arguments, outputs=(), also=record_head, name="add_classification_head")},
     "7.4": {"loss": kinds.Function(loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
                                    grad_of="loss", device_pass=True, name="calc_loss_batch_cls"),
-            "accuracy": kinds.Function(accuracy_arguments, outputs=(("accuracy", "the returned accuracy"),),
-                                       scalars=True, device_pass=True, name="calc_accuracy_loader")},
+            "accuracy": kinds.Function(accuracy_arguments, outputs=(), also=record_accuracy, device_pass=True,
+                                       name="calc_accuracy_loader")},
     "7.5": {"classify": kinds.Function(classify_arguments, outputs=(), also=record_model_input, device_pass=True,
                                        name="classify_text")},
 }
@@ -435,6 +462,8 @@ KEY_NAMES = {
     "logits_shape": "The shape of the model's output",
     "loss": "The returned loss",
     "accuracy": "The returned accuracy",
+    "model_calls_in_train_mode": "Model calls made in train mode",
+    "model_calls_with_grad": "Model calls made with gradients enabled",
     "model_input": "The token ids the model was given",
     "label": "The returned label",
 }
@@ -697,10 +726,22 @@ def _classify_hint(key, got, expected, case):
             "padded at the end with pad_token_id")
 
 
+def _evaluation_mode_hint(key, got, expected, case):
+    """The model evaluated in train mode, or with gradients: both are the function's job to switch."""
+    if key == "model_calls_in_train_mode":
+        return ("the model ran in train mode (it is handed over that way, as right after training): call "
+                "model.eval() before predicting, so that dropout is off and the same message always gets "
+                "the same prediction")
+    if key == "model_calls_with_grad":
+        return ("the model ran with gradients enabled, recording a graph that no one uses: make the "
+                "predictions inside `with torch.no_grad():`")
+    return ""
+
+
 HINTS = {
     "7.1": [_frame_changed_hint, _balance_hint, _split_hint],
     "7.2": [_dataset_hint],
     "7.3": [_head_hint],
-    "7.4": [_loss_hint, _accuracy_hint],
-    "7.5": [_classify_hint],
+    "7.4": [_evaluation_mode_hint, _loss_hint, _accuracy_hint],
+    "7.5": [_evaluation_mode_hint, _classify_hint],
 }

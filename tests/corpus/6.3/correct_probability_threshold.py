@@ -5,6 +5,6 @@ def top_p_logits(logits, p):
     probs = torch.softmax(logits, dim=-1)
     sorted_probs, _ = torch.sort(probs, dim=-1, descending=True)
     mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
-    n_keep = (mass_before < p).sum(dim=-1, keepdim=True)  # at least 1: the first has 0 before it
+    n_keep = (mass_before < p).sum(dim=-1, keepdim=True).clamp(min=1)  # at least 1, also for p = 0
     threshold = torch.gather(sorted_probs, -1, n_keep - 1)
     return logits.masked_fill(probs < threshold, float("-inf"))

@@ -8,6 +8,7 @@ def top_p_logits(logits, p):
     zeros = torch.zeros_like(inclusive[..., :1])
     exclusive = torch.cat([zeros, inclusive[..., :-1]], dim=-1)  # mass of the tokens ranked above
     keep_sorted = exclusive < p
+    keep_sorted[..., 0] = True  # the most probable token always stays (p = 0 too)
     inverse = order.argsort(dim=-1)
     keep = keep_sorted.gather(-1, inverse)
     return logits.masked_fill(~keep, float("-inf"))
