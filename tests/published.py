@@ -191,8 +191,8 @@ class ColabRuntime:
         commands = [[sys.executable, "-m", "venv", str(self.venv)],
                     [str(self.python), "-m", "pip", "install", "--quiet", torch, *self.COLAB_HAS]]
         script = " && ".join(shlex.join(command) for command in commands)
-        self._making = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True)
+        with open(self.folder / "making.log", "w") as log:  # a file: a full pipe would stall pip
+            self._making = subprocess.Popen(["bash", "-c", script], stdout=log, stderr=subprocess.STDOUT)
         spec = self.kernels / self.KERNEL
         spec.mkdir(parents=True)
         (spec / "kernel.json").write_text(json.dumps({
@@ -201,8 +201,8 @@ class ColabRuntime:
         return self
 
     def wait(self):
-        output, _ = self._making.communicate(timeout=900)
-        assert self._making.returncode == 0, f"making the Colab stand-in failed:\n{output}"
+        if self._making.wait(timeout=900) != 0:
+            raise RuntimeError(f"making the Colab stand-in failed:\n{(self.folder / 'making.log').read_text()}")
 
     def stop(self):
         if self._making.poll() is None:
@@ -212,7 +212,7 @@ class ColabRuntime:
     def pip(self, *args):
         self.wait()
         result = subprocess.run([str(self.python), "-m", "pip", "--quiet", *args], capture_output=True,
-                                text=True, timeout=900)
+                                text=True, timeout=900, env=self.environment(None))
         assert result.returncode == 0, f"pip {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
         return result
 
