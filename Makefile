@@ -14,8 +14,10 @@ endif
 SUBMISSIONS ?= submissions
 OUT ?= grades
 JOBS ?= 2
+# Where `make dist` puts the student package's wheel (git-ignored).
+DIST ?= dist
 
-.PHONY: setup test lab release workshop grade bench clean
+.PHONY: setup test lab release dist workshop grade bench clean
 
 setup: $(VENV)/.installed
 
@@ -35,6 +37,16 @@ lab: setup
 release: setup
 	$(PY) -m grader.build
 
+# The student package as a wheel, DIST/gptcourse-<version>-py3-none-any.whl: what the notebooks'
+# install cell installs when GPTCOURSE_INSTALL_FROM names it, and what a JupyterHub image
+# installs (docs/publishing.md). Only course/gptcourse goes in: no grader, no solutions.
+# setuptools' build folder is removed first: it keeps files deleted since the last build.
+dist: setup
+	rm -rf course/build $(DIST)/gptcourse-*.whl
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir $(DIST) ./course
+	rm -rf course/build
+	@ls $(DIST)/gptcourse-*.whl
+
 # The workshop edition: the release with a collapsed answer after every task, in OUT
 # (`make workshop OUT=dir`; default workshop/). It holds the solutions: hand it out with care.
 workshop: setup
@@ -47,4 +59,4 @@ bench: setup
 	$(PY) benchmarks/grade_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache $(DIST) course/build

@@ -20,3 +20,27 @@ def mirror_dir() -> Path:
             "the course's data files (see course/gptcourse/data.py)."
         )
     return folder
+
+
+@pytest.fixture(scope="session")
+def published(tmp_path_factory, mirror_dir):
+    """docs/publishing.md run against local stand-ins (tests/published.py): a fork, the
+    instructor's clone, a wheel, an nbgrader course directory with one student."""
+    from factory import filled_notebook
+    from published import doc_value, first_wrong_item, publish
+
+    chapter = doc_value("CHAPTER")
+    mistake = first_wrong_item(chapter)
+    student = filled_notebook(chapter, {mistake.task: mistake.source})
+    return publish(tmp_path_factory.mktemp("published"), mirror_dir, student)
+
+
+@pytest.fixture(scope="session")
+def colab(tmp_path_factory):
+    """A stand-in for Colab's runtime: a fresh virtual environment with torch, no gptcourse.
+    It is made in the background: ask for it before `published` to overlap the two."""
+    from published import ColabRuntime
+
+    runtime = ColabRuntime(tmp_path_factory.mktemp("colab")).start()
+    yield runtime
+    runtime.stop()

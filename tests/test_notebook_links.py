@@ -4,6 +4,8 @@ import json
 import re
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -100,3 +102,49 @@ def test_a_failed_install_says_what_to_do(capsys):
     assert f'!pip install "{links.pip_requirement()}"' in advice  # the exact command to run by hand
     assert links.issues_url() in advice  # where to report
     assert re.search(r"failed", advice)
+
+
+def test_the_install_cell_takes_its_address_from_the_environment_variable(monkeypatch, capsys):
+    """An instructor (or a test) points the cell at a wheel or a git address of their own."""
+    wheel = "file:///srv/course/dist/gptcourse-0.1.0-py3-none-any.whl"
+    monkeypatch.setenv(links.INSTALL_ENV_VAR, wheel)
+    run = run_colab_cell(found=False)
+    assert run.call_args.args[0][-1] == wheel
+    assert f"installing it from {wheel}" in capsys.readouterr().out
+
+
+def test_an_empty_install_variable_means_the_repository(monkeypatch):
+    monkeypatch.setenv(links.INSTALL_ENV_VAR, "")
+    assert run_colab_cell(found=False).call_args.args[0][-1] == links.pip_requirement()
+
+
+def test_the_install_variable_changes_nothing_where_the_package_is_there(monkeypatch):
+    monkeypatch.setenv(links.INSTALL_ENV_VAR, "file:///nowhere/gptcourse.whl")
+    assert not run_colab_cell(found=True).called
+
+
+def test_repository_option_writes_the_address_into_links_and_the_notebooks(tmp_path):
+    """`python -m gptcourse.links --repository URL --branch B notebooks`: the one command an
+    instructor runs to move the course (on a copy of links.py, which needs only the standard library)."""
+    the_course_links = (REPO / "course" / "gptcourse" / "links.py").read_text()
+    script = Path(shutil.copy(REPO / "course" / "gptcourse" / "links.py", tmp_path))
+    notebook = shutil.copy(REPO / "solutions" / f"{CHAPTERS[0]}.ipynb", tmp_path)
+    fork = "https://github.com/a-teacher/gpt-course"
+
+    result = subprocess.run([sys.executable, str(script), "--repository", fork + ".git/", "--branch", "spring",
+                             str(notebook)], capture_output=True, text=True, check=True)
+
+    assert f'REPOSITORY = "{fork}"\nBRANCH = "spring"\n' in script.read_text()
+    assert "updated" in result.stdout and "warning" not in result.stdout
+    colab = next(c for c in cells(tmp_path / f"{CHAPTERS[0]}.ipynb") if grade_id(c) == "colab")
+    assert f"gptcourse @ git+{fork}.git@spring#subdirectory=course" in source(colab)
+    rerun = subprocess.run([sys.executable, str(script), str(notebook)], capture_output=True, text=True, check=True)
+    assert rerun.stdout.startswith("unchanged")  # the address now lives in the file
+    assert (REPO / "course" / "gptcourse" / "links.py").read_text() == the_course_links  # only the copy moved
+
+
+def test_an_address_off_github_gets_a_warning(tmp_path):
+    script = shutil.copy(REPO / "course" / "gptcourse" / "links.py", tmp_path)
+    result = subprocess.run([sys.executable, str(script), "--repository", "https://gitlab.com/a/b"],
+                            capture_output=True, text=True, check=True)
+    assert "warning: https://gitlab.com/a/b is not on github.com" in result.stdout

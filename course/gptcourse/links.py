@@ -6,20 +6,32 @@ address as text. That text is written from here (`colab_cell_source`), and so is
 "Open in Colab" badge of each notebook (`colab_badge`). tests/test_notebook_links.py checks
 that every master and every released notebook agrees with the values below.
 
-To move the course: change REPOSITORY (and BRANCH), then
+To move the course (an instructor's fork, say; docs/publishing.md):
 
-    python -m gptcourse.links solutions/*.ipynb   # rewrites the Colab cell and the badge
+    python -m gptcourse.links --repository https://github.com/YOU/FORK solutions/*.ipynb
     make release                                  # regenerates course/*.ipynb from the masters
+
+The first command writes the address into this file (REPOSITORY, and BRANCH with --branch),
+then rewrites the Colab cell and the badge of the notebooks it is given.
+
+The install cell takes its address from the environment variable GPTCOURSE_INSTALL_FROM when
+that is set: anything pip installs (a wheel from `make dist`, a file:// or git+ address). An
+instructor tries a wheel on Colab that way before pushing it, a JupyterHub sets it for every
+server, and the tests point it at local stand-ins for GitHub.
 """
 import json
+import os
 import re
 import sys
 
-# Still a placeholder address: the course has not been published yet.
+# The course's repository on GitHub (without .git); `--repository` rewrites this line.
 REPOSITORY = "https://github.com/gpt-from-scratch/course"
 BRANCH = "main"
 # The package sits in this folder of the repository; the chapter notebooks too.
 PACKAGE_FOLDER = "course"
+
+# Read by the install cell: another source for pip than the repository (see above).
+INSTALL_ENV_VAR = "GPTCOURSE_INSTALL_FROM"
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 _BADGE_PATTERN = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
@@ -55,15 +67,18 @@ _COLAB_CELL = '''\
 # In a local checkout of the course this cell does nothing.
 import importlib
 import importlib.util
+import os
 import subprocess
 import sys
 
-GPTCOURSE = "{requirement}"
+# pip installs it from the course's repository, or from {env_var} when that is set
+# (a wheel, a file:// or a git+ address: see docs/publishing.md in the repository).
+GPTCOURSE = os.environ.get("{env_var}") or "{requirement}"
 
 if importlib.util.find_spec("gptcourse") is not None:
     print("gptcourse is already installed: nothing to do.")
 else:
-    print("gptcourse not found: installing it (this takes a minute) ...")
+    print(f"gptcourse not found: installing it from {{GPTCOURSE}} (this takes a minute) ...")
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", GPTCOURSE])
     if pip.returncode != 0:
         print(
@@ -81,7 +96,7 @@ else:
 
 def colab_cell_source():
     """The source of every notebook's first code cell (grade_id "colab")."""
-    return _COLAB_CELL.format(requirement=pip_requirement(), issues=issues_url())
+    return _COLAB_CELL.format(requirement=pip_requirement(), issues=issues_url(), env_var=INSTALL_ENV_VAR)
 
 
 # -- keeping notebooks in line with the values above -----------------------------------------
@@ -118,6 +133,51 @@ def _as_lines(source):
     return source.splitlines(keepends=True)
 
 
-if __name__ == "__main__":
-    for notebook_path in sys.argv[1:]:
+# -- moving the course: the address is written into this file -------------------------------
+
+def set_address(repository, branch=None):
+    """Make `repository` (and `branch`) the course's address, here and in this file's source.
+
+    The badges open notebooks through Colab's GitHub loader, so any other host gets a warning.
+    """
+    repository = repository.rstrip("/").removesuffix(".git")
+    if not repository.startswith("https://github.com/"):
+        print(f"warning: {repository} is not on github.com: the Colab badges will not open it.")
+    _set_constant("REPOSITORY", repository)
+    if branch:
+        _set_constant("BRANCH", branch)
+
+
+def _set_constant(name, value):
+    """Rewrite the line `NAME = "..."` of this file and the value in this module."""
+    with open(__file__, encoding="utf-8") as f:
+        source = f.read()
+    line = re.compile(rf'^{name} = ".*"$', re.MULTILINE)
+    if len(line.findall(source)) != 1:
+        raise RuntimeError(f"{__file__} has no single line {name} = \"...\" to rewrite")
+    with open(__file__, "w", encoding="utf-8") as f:
+        f.write(line.sub(lambda _: f"{name} = {json.dumps(value)}", source))
+    globals()[name] = value
+    print(f"{name} = {value!r} in {__file__}")
+
+
+def main(argv=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m gptcourse.links",
+        description="Rewrite the Colab cell and the badge of notebooks from this module's address.")
+    parser.add_argument("notebooks", nargs="*", help="notebooks to rewrite (the masters: solutions/*.ipynb)")
+    parser.add_argument("--repository", help="first make this the address, e.g. https://github.com/YOU/FORK")
+    parser.add_argument("--branch", help="with --repository: the branch the notebooks and the package come from")
+    args = parser.parse_args(argv)
+    if args.branch and not args.repository:
+        parser.error("--branch goes with --repository")
+    if args.repository:
+        set_address(args.repository, args.branch)
+    for notebook_path in args.notebooks:
         print(("updated " if update_notebook(notebook_path) else "unchanged ") + notebook_path)
+
+
+if __name__ == "__main__":
+    main()
