@@ -216,8 +216,15 @@ def _variants_2_1():
     ]
 
 
+# keys.shape[0] is the number of tokens of one (T, d) sequence, and the batch size of a batch.
+SCALED_BY_SHAPE_0 = (dict(scale="sqrt_shape0"), "the scores are divided by sqrt(keys.shape[0]), the number of "
+                                                 "tokens (the batch size for a batch), instead of sqrt(d_out), "
+                                                 "the width of the keys: keys.shape[-1]")
+
+
 def _variants_2_2():
     extra = [
+        SCALED_BY_SHAPE_0,
         (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of x @ W_value"),
         (dict(query_for_keys=True), "the keys are computed with W_query instead of W_key"),
         (dict(key_for_values=True), "the values are computed with W_key instead of W_value"),
@@ -227,6 +234,7 @@ def _variants_2_2():
 
 def _variants_2_3():
     extra = [
+        SCALED_BY_SHAPE_0,
         (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of W_value(x)"),
         (dict(key_for_values=True), "the values are computed with W_key instead of W_value"),
         (dict(weight_not_transposed=True), "the nn.Linear weights are used as x @ W.weight: call the layer (W_query(x)), "

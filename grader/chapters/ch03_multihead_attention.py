@@ -102,7 +102,8 @@ def _variants_3_1():
         ("the heads are concatenated along the token dimension (dim=1) instead of the last one", lambda outs: torch.cat(outs, dim=1)),
         ("the heads' outputs are added instead of concatenated along the last dimension", lambda outs: sum(outs)),
         ("the heads' outputs are averaged instead of concatenated along the last dimension", lambda outs: sum(outs) / len(outs)),
-        ("only the first head's output is returned", lambda outs: outs[0]),
+        ("only the first head's output is returned: concatenate every head's output along the last dimension, "
+         "torch.cat([head(x) for head in self.heads], dim=-1)", lambda outs: outs[0]),
     ]
     return [(m, subclass_with_forward("3.1", _wrapper_forward(c))) for m, c in combine]
 

@@ -485,8 +485,14 @@ def _variants_5_1():
     def no_batch_dim(text, tokenizer):
         return torch.tensor(tokenizer.encode(text, allowed_special={"<|endoftext|>"}))
 
+    def ordinary(text, tokenizer):
+        return torch.tensor(tokenizer.encode_ordinary(text)).unsqueeze(0)
+
     return [("the batch dimension is missing: torch.tensor(ids).unsqueeze(0) has shape (1, num_tokens)",
-             dict(names, text_to_token_ids=no_batch_dim))]
+             dict(names, text_to_token_ids=no_batch_dim)),
+            ("<|endoftext|> is split into ordinary tokens (encode_ordinary, or encode without allowed_special): "
+             "encode with allowed_special={\"<|endoftext|>\"}, which gives it the single id 50256",
+             dict(names, text_to_token_ids=ordinary))]
 
 
 def _variants_5_2():

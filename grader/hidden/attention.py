@@ -26,7 +26,7 @@ def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, softmax
     elif causal and mask == "past":
         scores = scores.masked_fill(torch.tril(ones, diagonal=-1), NEG_INF)
     divisor = {"sqrt_dk": k.shape[-1] ** 0.5, "none": 1.0, "sqrt_din": (d_in or 1) ** 0.5,
-               "dk": float(k.shape[-1])}[scale]
+               "dk": float(k.shape[-1]), "sqrt_shape0": k.shape[0] ** 0.5}[scale]
     if no_softmax:
         weights = scores / divisor
     elif scale_after:

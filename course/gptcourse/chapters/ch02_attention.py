@@ -51,6 +51,10 @@ ERROR_HINTS = [
     (attention.BOOL_MASK, attention.BOOL_MASK_HINT, None),
     (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, ("2.5",)),
     (attention.SIZE_MISMATCH, attention.BATCHED_INPUT_HINT, ("2.1", "2.4")),
+    (r"1D tensors expected",
+     "torch.dot takes two 1-D vectors, so a loop over rows works for one (T, d) sequence only: the inputs may be "
+     "a batch (B, T, d) as well. Compute all scores at once with a matrix product, inputs @ "
+     "inputs.transpose(-2, -1), which works for both", ("2.1",)),
 ]
 
 HINTS = {

@@ -386,6 +386,9 @@ def _layers_hint(key, got, expected, case):
                 f"GELU(), Linear(4 * emb_dim, emb_dim)")
     if "GELU" not in have:
         return "the activation between the two Linear layers is GELU() from Task 4.2"
+    if f"Linear({4 * emb_dim}, {emb_dim}" not in have:
+        return (f"the second layer maps the 4 * emb_dim = {4 * emb_dim} hidden features back to emb_dim = {emb_dim}: "
+                f"Linear(4 * emb_dim, emb_dim)")
     return ""
 
 

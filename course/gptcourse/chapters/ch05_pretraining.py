@@ -617,8 +617,11 @@ def _ids_hint(key, got, expected, case):
                 "nn.Embedding cannot look them up)")
     have, want = got.get(key), expected.get(key)
     if key == "ids" and isinstance(have, np.ndarray) and isinstance(want, np.ndarray) and have.shape != want.shape:
-        return (f"text_to_token_ids returns shape (1, num_tokens), a batch of one: "
-                f"torch.tensor(ids).unsqueeze(0); yours has shape {have.shape}")
+        if have.ndim != 2 or have.shape[0] != 1:
+            return (f"text_to_token_ids returns shape (1, num_tokens), a batch of one: "
+                    f"torch.tensor(ids).unsqueeze(0); yours has shape {have.shape}")
+        return (f"{have.shape[1]} token ids where GPT-2's tokenizer gives {want.shape[1]}: encode the text with the "
+                f"tokenizer you are given, tokenizer.encode(text, allowed_special={{\"<|endoftext|>\"}})")
     return ""
 
 
