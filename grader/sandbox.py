@@ -140,6 +140,7 @@ def _python_paths():
     for variable in ("GPTCOURSE_DATA_MIRROR", "GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR"):
         if os.path.isdir(os.environ.get(variable, "")):
             wanted.add(os.environ[variable])
+            wanted.update(_link_targets(os.environ[variable]))
     pairs = {}
     for path in wanted:
         real = os.path.realpath(path)
@@ -149,6 +150,20 @@ def _python_paths():
             if not any(_inside(destination, system) for system in SYSTEM_PATHS):
                 pairs[destination] = real
     return [(pairs[d], d) for d in _outermost(pairs)]
+
+
+def _link_targets(folder):
+    """The folders that links inside a data folder lead to: a mirror made of links to files kept
+    elsewhere (a workshop's shared disk, say) must be readable in the sandbox too, or every task
+    that reads a data set would fail there while the grader's preflight, outside, found it."""
+    found = set()
+    for here, dirs, files in os.walk(folder):  # links to folders are listed, not followed
+        for name in dirs + files:
+            path = os.path.join(here, name)
+            if os.path.islink(path) and os.path.exists(path):
+                target = os.path.realpath(path)
+                found.add(target if os.path.isdir(target) else os.path.dirname(target))
+    return found
 
 
 def _inside(path, folder):

@@ -331,3 +331,20 @@ def test_sandbox_binds_come_after_the_fresh_tmp_and_follow_links(tmp_path, monke
     binds = [i for i, a in enumerate(arguments) if a == "--ro-bind"]
     assert binds and min(binds) > fresh_tmp
     assert not any(os.path.isdir(os.path.join(source, "grader", "reference")) for source, _ in pairs)
+
+
+def test_files_linked_into_a_data_mirror_are_visible_in_the_sandbox(tmp_path, monkeypatch):
+    """A mirror made of links to files kept elsewhere: the folders they lead to are bound too (the
+    preflight, outside the sandbox, found the files; a worker that could not read them would turn
+    that into every student's zero)."""
+    elsewhere = tmp_path / "shared-disk"
+    elsewhere.mkdir()
+    (elsewhere / "the-verdict.txt").write_text("text")
+    mirror = tmp_path / "mirror"
+    (mirror / "gpt2").mkdir(parents=True)
+    (mirror / "the-verdict.txt").symlink_to(elsewhere / "the-verdict.txt")
+    (mirror / "gpt2" / "broken").symlink_to(tmp_path / "nowhere")  # a dangling link binds nothing
+    monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror))
+    bound = {destination for _, destination in sandbox._python_paths()}
+    assert str(elsewhere) in bound or any(str(elsewhere).startswith(b + os.sep) for b in bound)
+    assert str(tmp_path / "nowhere") not in bound
