@@ -273,6 +273,10 @@ class Branch:
     # None: the whole notebook runs. Otherwise only the GPT-2 cell runs, after the setup, carry-over
     # and task cells and the cells with these texts: what the GPT-2 cell needs.
     needs: list | None = None
+    # With needs=None: the notebook runs from the GPT-2 cell up to the cell with this text (None: to
+    # the end). Chapter 07 runs to its end; chapters 08 and 09 repeat its fine-tuning and scoring at
+    # length, so they stop once the base model and the run it leads to are there.
+    until: str | None = None
 
 
 BRANCHES = {
@@ -285,9 +289,11 @@ BRANCHES = {
     "07_classification": Branch("= pretrained_base(device", ["base model: GPT-2 small (124M)",
                                                              "GPT-2 124M on a CPU, a shortened run"]),
     "08_lora": Branch("= pretrained_base(device", ["base model: GPT-2 small (124M)",
-                                                   "GPT-2 124M on a CPU, a shortened run"]),
+                                                   "GPT-2 124M on a CPU, a shortened run"],
+                      until="full_history = train_classifier("),
     "09_instruction": Branch("= pretrained_base(device", ["base model: GPT-2 small (124M)",
-                                                          "GPT-2 on a CPU, a shortened run"]),
+                                                          "GPT-2 on a CPU, a shortened run"],
+                             until="run = pick_instruction_run("),
 }
 # What the offline branch prints: never seen here.
 OFFLINE_BRANCH = ["not available here", "No GPT-2 weights here", "Skipped: the real GPT-2 weights"]
@@ -335,7 +341,9 @@ def with_test_cells(nb, branch, entry, logits_path):
     index = next((i for i, c in enumerate(cells) if c.cell_type == "code" and branch.marker in c.source), None)
     assert index is not None, f"no cell with {branch.marker!r}: the notebook changed, update BRANCHES"
     before = [c for c in cells[:index] if runs_before_the_gpt2_cell(c, branch)]
-    after = cells[index:] if branch.needs is None else cells[index:index + 1]
+    last = len(cells) - 1 if branch.until is None else next(
+        i for i, c in enumerate(cells) if i >= index and c.cell_type == "code" and branch.until in c.source)
+    after = cells[index:last + 1] if branch.needs is None else cells[index:index + 1]
     nb.cells = [standin_cell(entry)] + before + [logits_recorder_cell(logits_path)] + after
     return nb
 

@@ -709,7 +709,8 @@ def test_function_with_a_module_argument_records_its_gradients_and_runs_on_meta(
     message = judge("99.13", case, cut_off, observed, [("the table is never used", cut_off)])
     assert message.startswith("Gradient of table.weight: no gradient reached it"), message
     assert verdict_of("99.13", "call", rows_on_cpu, arrays=arrays) is None
-    assert "on the CPU meets" in verdict_of("99.13", "call", rows_on_cpu, arrays=arrays, device=META)
+    on_meta = verdict_of("99.13", "call", rows_on_cpu, arrays=arrays, device=META)
+    assert "a CPU tensor of shape (3,) meets the device's tensors" in on_meta, on_meta
 
 
 def test_dict_and_list_differences_name_the_first_differing_entry():
@@ -1073,7 +1074,7 @@ def test_a_function_that_drives_a_model_records_what_the_model_saw():
     assert "changed its input ids in place" in verdict_of("99.15", "call", toy_extend_in_place, args, arrays)
     case = Case("99.15", "call", "a toy case", args, arrays, "float32", META)
     assert device_pass_supported(case)
-    assert "on the CPU meets" in probe(toy_extend_ids_on_cpu, case)["error"]["message"]
+    assert "a CPU tensor of shape" in probe(toy_extend_ids_on_cpu, case)["error"]["message"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -1204,7 +1205,8 @@ def test_device_pass_counts_writing_the_devices_values_into_a_cpu_tensor_as_the_
     assert verdict_of("99.19", "steps", RunningMeanBufferOnTheCpu, args, arrays) is None  # right numbers
     case = Case("99.19", "steps", "a toy case", args, arrays, "float32", "meta")
     error = probe(RunningMeanBufferOnTheCpu, case)["error"]
-    assert "on the CPU" in error["message"] and "device under test" in error["message"], error
+    assert "writes the device's values into a CPU tensor" in error["message"], error
+    assert "register_buffer" in error["message"]  # a module: the advice speaks of its buffers
     # Values from the CPU written into the device's tensors stay allowed (CUDA accepts them).
     from gptcourse.probes import _DeviceMixGuard, load_meta_kernels
 
@@ -1256,3 +1258,22 @@ def test_sampling_hands_generate_the_prompt_on_the_models_device():
     with pytest.raises(RuntimeError, match="stop here"):
         kind_of(case).probe(probe)
     assert seen == {"prompt": torch.device("meta"), "model": torch.device("meta")}
+
+
+def test_the_device_mix_message_is_short_and_speaks_to_a_function_or_a_module():
+    """A function is told about the tensors it makes and moves, a module about forward and buffers;
+    neither message repeats itself (it was about 120 words, with forward and register_buffer for
+    plain functions such as generate)."""
+    from gptcourse.probes import _device_mix_message
+
+    stray = torch.zeros(2, 3)
+    for write in (False, True):
+        function = _device_mix_message(torch.ops.aten.cat.default, stray, write=write, module=False)
+        module = _device_mix_message(torch.ops.aten.cat.default, stray, write=write, module=True)
+        assert "forward" not in function and "register_buffer" not in function and ".to(device)" in function
+        assert "register_buffer" in module and "forward" in module
+        for message in (function, module):
+            assert len(message.split()) <= 75, message
+            assert message.count("Expected all tensors to be on the same device") == 1
+    named = _device_mix_message(torch.ops.aten.cat.default, stray, input_name="input_batch", module=False)
+    assert "input_batch.to(device)" in named and len(named.split()) <= 50

@@ -1,17 +1,17 @@
 """gptcourse: the student package of the GPT-from-scratch course.
 
-    from gptcourse import check, get_device, get_encoding, fetch, read_text
+    from gptcourse import check, get_device, get_encoding, fetch, read_text, progress_bar
 
 The names are loaded on first use, so that `import gptcourse.worker_host` (the grader's
 worker processes) or `gptcourse.data` does not pay for importing torch before it needs to.
 """
 import importlib
 
-__all__ = ["check", "SelfCheckFailed", "fetch", "read_text", "get_device", "get_encoding"]
+__all__ = ["check", "SelfCheckFailed", "fetch", "read_text", "get_device", "get_encoding", "progress_bar"]
 __version__ = "0.1.0"
 
 _HOME = {"check": "selfcheck", "SelfCheckFailed": "selfcheck", "fetch": "data", "read_text": "data",
-         "get_device": "device", "get_encoding": "tokenizer"}
+         "get_device": "device", "get_encoding": "tokenizer", "progress_bar": "progress"}
 
 
 def __getattr__(name):

@@ -34,7 +34,7 @@ import urllib.request
 
 import pandas as pd
 from sacrebleu.metrics import CHRF
-from tqdm.auto import tqdm
+from gptcourse.progress import progress_bar
 
 OLLAMA_HOST = "http://localhost:11434"  # where `ollama serve` listens unless told otherwise
 MAX_CELL_CHARS = 80  # longer texts are shortened in best_and_worst, so the table fits a notebook
@@ -168,7 +168,7 @@ def judge_responses(entries, responses, format_input, model, host=OLLAMA_HOST, t
     entries, responses = list(entries), list(responses)
     _check_same_length(entries, responses, "entries", "responses")
     scores, failed, unreadable = [], [], 0
-    for entry, response in tqdm(list(zip(entries, responses)), desc="judging"):
+    for entry, response in progress_bar(list(zip(entries, responses)), desc="judging"):
         prompt = judge_prompt(entry, response, format_input)
         try:
             answer = ask_ollama(prompt, model, host=host, timeout=timeout)

@@ -151,7 +151,7 @@ def train_classifier(model, train_loader, val_loader, optimizer, device, run, ca
     """Chapter 07's fine-tuning loop, with the run's settings (gptcourse.finetune.FinetuneRun)
     and the loss and accuracy functions passed in. Returns (train_losses, val_losses,
     train_accs, val_accs, examples_seen, seconds_per_epoch)."""
-    from tqdm.auto import tqdm
+    from gptcourse.progress import progress_bar
 
     def mean_loss(loader):
         batches = min(run.eval_iter, len(loader))
@@ -160,7 +160,7 @@ def train_classifier(model, train_loader, val_loader, optimizer, device, run, ca
     train_losses, val_losses, train_accs, val_accs, examples, epoch_seconds = [], [], [], [], [], []
     seen, step = 0, -1
     steps_per_epoch = len(train_loader) if run.train_batches is None else min(run.train_batches, len(train_loader))
-    bar = tqdm(total=steps_per_epoch * run.num_epochs, desc="fine-tuning", unit="step")
+    bar = progress_bar(total=steps_per_epoch * run.num_epochs, desc="fine-tuning", unit="step")
     for epoch in range(run.num_epochs):
         model.train()
         started, evaluating = time.perf_counter(), 0.0

@@ -133,8 +133,8 @@ def error_hint(error, task_id=None):
     if missing:
         return not_defined_hint(missing.group(1), task_id)
     hint, _ = _chapter_error_hint(text, task_id, error)
-    if hint:
-        return hint
+    if hint or error.get("ours"):
+        return hint  # a message of the course's own probes is complete: no generic advice after it
     for pattern, hint in ERROR_HINTS:
         if re.search(pattern, text):
             return hint

@@ -175,10 +175,10 @@ class TrainingProgress:
     """
 
     def __init__(self, loader, num_epochs, desc="training"):
-        from tqdm.auto import tqdm
+        from gptcourse.progress import progress_bar
 
         self.loader = loader
-        self.bar = tqdm(total=len(loader) * num_epochs, desc=desc, unit="step")
+        self.bar = progress_bar(total=len(loader) * num_epochs, desc=desc, unit="step")
         self.step_started = []  # time.perf_counter() when each training step got its batch
 
     def __len__(self):

@@ -409,11 +409,14 @@ _WRITES = {_aten.copy_: 1, _aten.index_put: 2, _aten.index_put_: 2, _aten._index
 
 class _DeviceMixGuard(TorchDispatchMode):
     """Refuse any operation that mixes a meta tensor with a CPU tensor of one or more dims.
-    cpu_inputs: {name: tensor} handed over on the CPU for the code to move (named if they stay)."""
+    cpu_inputs: {name: tensor} handed over on the CPU for the code to move (named if they stay).
+    module: whether the code under test is an nn.Module (its advice speaks of forward and buffers)
+    or a function (its advice speaks of the tensors it makes and the inputs it moves)."""
 
-    def __init__(self, cpu_inputs=None):
+    def __init__(self, cpu_inputs=None, module=True):
         super().__init__()
         self.cpu_inputs = {} if cpu_inputs is None else cpu_inputs  # filled while the probe runs
+        self.module = module
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -422,13 +425,15 @@ class _DeviceMixGuard(TorchDispatchMode):
             target, values = args[0], args[_WRITES[packet]]
             if isinstance(target, torch.Tensor) and isinstance(values, torch.Tensor) \
                     and target.device.type == "cpu" and target.dim() > 0 and values.device.type == META:
-                raise DeviceMixError(_device_mix_message(func, target, self._input_named(target), write=True))
+                raise DeviceMixError(_device_mix_message(func, target, self._input_named(target), write=True,
+                                                         module=self.module))
         if packet not in _CROSS_DEVICE_OK:
             tensors = list(_tensors_in(args)) + list(_tensors_in(tuple(kwargs.values())))
             if any(t.device.type == META for t in tensors):
                 stray = [t for t in tensors if t.device.type == "cpu" and t.dim() > 0]
                 if stray:
-                    raise DeviceMixError(_device_mix_message(func, stray[0], self._input_named(stray[0])))
+                    raise DeviceMixError(_device_mix_message(func, stray[0], self._input_named(stray[0]),
+                                                             module=self.module))
         return func(*args, **kwargs)
 
     def _input_named(self, tensor):
@@ -448,33 +453,27 @@ def _tensors_in(values):
             yield from _tensors_in(value)
 
 
-def _device_mix_message(func, stray, input_name=None, write=False):
+_ON_A_GPU = ("(on a GPU: \"Expected all tensors to be on the same device\"; checked here on PyTorch's 'meta' "
+             "device, which stands in for a GPU)")
+
+
+def _device_mix_message(func, stray, input_name=None, write=False, module=True):
+    """One short message: what met what, in which operation, and the fix for a module or a function."""
     operation = str(func.overloadpacket).replace("aten.", "")
-    if write and not input_name:
-        return (
-            f"your code writes values from the device under test into a tensor of shape {tuple(stray.shape)} "
-            f"on the CPU (`{operation}`, e.g. buffer[:, :, i] = keys). On a GPU the copy works, but the values "
-            f"then sit on the CPU and the next operation fails with \"Expected all tensors to be on the same "
-            f"device\" (checked here on PyTorch's 'meta' device, which stands in for a GPU): a tensor made "
-            f"inside forward (torch.zeros, torch.empty, ...) stays on the CPU; create it with device=x.device "
-            f"(or the keys' device), or once in __init__ with self.register_buffer so that .to(device) moves it"
-        )
+    shape = tuple(stray.shape)
     if input_name:
-        return (
-            f"{input_name} was handed to your code on the CPU and reached `{operation}` still there, "
-            f"while the model is on the device under test (PyTorch's 'meta' device stands in for a GPU "
-            f"here; on a GPU this fails with \"Expected all tensors to be on the same device\"): move it "
-            f"first with {input_name}.to(device)"
-        )
-    return (
-        f"a tensor of shape {tuple(stray.shape)} on the CPU meets tensors on the device under test "
-        f"in `{operation}`. On a GPU this fails with \"Expected all tensors to be on the same device\" "
-        f"(checked here on PyTorch's 'meta' device, which stands in for a GPU). Either your code made "
-        f"it: a tensor made inside forward (torch.ones, torch.triu, torch.arange, ...) stays on the "
-        f"CPU; create it with device=x.device, or once in __init__ with self.register_buffer so that "
-        f".to(device) moves it with the module. Or it is an input your code never moved: "
-        f"batch.to(device) before using it"
-    )
+        return (f"{input_name} was handed to your code on the CPU and reached `{operation}` still there "
+                f"{_ON_A_GPU}: move it first with {input_name}.to(device)")
+    made = "a tensor your module makes" if module else "a tensor your function makes"
+    fix = ("give it device=x.device in forward, or make it once in __init__ with self.register_buffer, which "
+           ".to(device) moves" if module else "give it the device of the tensors it meets (device=idx.device, "
+           "say), or move it with .to(device)")
+    if write:
+        return (f"your code writes the device's values into a CPU tensor of shape {shape} (`{operation}`): they "
+                f"stay on the CPU {_ON_A_GPU}. {made[0].upper()}{made[1:]} (torch.zeros, torch.empty, ...) is on "
+                f"the CPU unless told otherwise: {fix}")
+    return (f"a CPU tensor of shape {shape} meets the device's tensors in `{operation}` {_ON_A_GPU}: {made} "
+            f"(torch.tensor, torch.arange, torch.ones, ...) is on the CPU unless told otherwise: {fix}")
 
 
 def load_meta_kernels():
@@ -517,7 +516,8 @@ def run_probe(obj_or_names, case: Case, ctx=None):
         if probe.meta:
             if getattr(kind, "device_pass", False):
                 load_meta_kernels()
-                with _DeviceMixGuard(probe.cpu_inputs):
+                in_module = isinstance(names[task.names[0]], type) and issubclass(names[task.names[0]], nn.Module)
+                with _DeviceMixGuard(probe.cpu_inputs, module=in_module):
                     kind.probe(probe)
         else:
             kind.probe(probe)

@@ -211,12 +211,14 @@ def _predictions(args, arrays, dtype, position=-1):
     return logits[:, position, :].argmax(dim=-1).numpy()
 
 
-def _labelled(rng, args, arrays, dtype, flips):
+def _labelled(rng, args, arrays, dtype, flips, batch_size=None, num_batches=None):
     """Labels: the model's own predictions with `flips` of them changed, redrawn (other ids, and
     every fifth try other weights: some draws predict one class whatever the message) until the
-    first token's predictions score differently from the last one's."""
+    first token's predictions differ from the last one's and, for an accuracy case (batch_size
+    given), every classic misreading of the accuracy gives another number than the right one and
+    than each other (_readings_apart), so that the message names the mistake that was made."""
     vocab = args["cfg"]["vocab_size"] if args["model"] == "gpt" else 50257
-    for attempt in range(50):
+    for attempt in range(200):
         if attempt and attempt % 5 == 0:
             arrays.update(_weights(args, rng))
         last = _predictions(args, arrays, dtype)
@@ -224,11 +226,32 @@ def _labelled(rng, args, arrays, dtype, flips):
         labels = last.copy()
         for i in rng.choice(len(labels), size=flips, replace=False):
             labels[i] = (labels[i] + 1 + int(rng.integers(args["num_classes"] - 1))) % args["num_classes"]
-        if (first != last).any() and (first == labels).sum() != (last == labels).sum():
+        apart = (first == labels).sum() != (last == labels).sum() if batch_size is None else \
+            _readings_apart(first == labels, last == labels, batch_size, num_batches)
+        if (first != last).any() and apart:
             arrays["labels"] = labels.astype(np.int64)
             return arrays
         arrays["inputs"] = rng.integers(0, vocab, size=arrays["inputs"].shape)
-    raise RuntimeError("no inputs whose first and last tokens' predictions differ were drawn")
+    raise RuntimeError("no inputs that tell the accuracy's misreadings apart were drawn")
+
+
+def _readings_apart(first_right, last_right, batch_size, num_batches):
+    """Whether the accuracy and its known misreadings (the first token's predictions, the mean of the
+    batches' accuracies, one batch too many, num_batches ignored) give pairwise different numbers,
+    except where two readings are the same computation here (one batch too many when there is none)."""
+    total = -(-len(last_right) // batch_size)
+    used = total if num_batches is None else min(num_batches, total)
+
+    def reading(right, batches, per_batch=False):
+        chunks = [right[b * batch_size:(b + 1) * batch_size] for b in range(batches)]
+        value = np.mean([c.mean() for c in chunks]) if per_batch else np.concatenate(chunks).mean()
+        same_as = (right is last_right, batches, per_batch and len({len(c) for c in chunks}) > 1)
+        return same_as, float(value)
+
+    readings = dict([reading(last_right, used), reading(first_right, used), reading(last_right, used, per_batch=True),
+                     reading(last_right, min(used + 1, total)), reading(last_right, total)])
+    values = list(readings.values())
+    return all(abs(a - b) > 1e-9 for i, a in enumerate(values) for b in values[i + 1:])
 
 
 def _loss_case(rng, model_args, batch, tokens, dtype="float32"):
@@ -247,7 +270,7 @@ def _accuracy_case(rng, model_args, messages, tokens, batch_size, num_batches="a
         args["num_batches"] = num_batches
     arrays = {"inputs": rng.integers(0, vocab, size=(messages, tokens))}
     arrays.update(_weights(model_args, rng))
-    _labelled(rng, model_args, arrays, "float32", flips)
+    _labelled(rng, model_args, arrays, "float32", flips, batch_size, None if num_batches == "all" else num_batches)
     batches = -(-messages // batch_size)
     what = "no num_batches" if num_batches == "all" else f"num_batches={num_batches}"
     label = (f"a loader of {batches} batches ({messages} messages of {tokens} tokens, batch_size={batch_size}, "
@@ -297,7 +320,8 @@ _PUBLIC = {
     "7.4": lambda rng: [
         _loss_case(rng, _toy(), 3, 5),
         _accuracy_case(rng, _toy(), 7, 6, 3),
-        _accuracy_case(rng, _toy(num_classes=3), 8, 4, 3, num_batches=2),
+        # One batch of three: ignoring num_batches (3 batches) and stopping one batch late (2) differ.
+        _accuracy_case(rng, _toy(num_classes=3), 8, 4, 3, num_batches=1),
         _accuracy_case(rng, _toy(), 5, 4, 2, num_batches=10),
     ],
     "7.5": lambda rng: [
@@ -535,13 +559,13 @@ def _variants_7_4():
         logits = model(input_batch.to(device)).mean(dim=1)
         return torch.nn.functional.cross_entropy(logits, target_batch.to(device))
 
-    def accuracy_with(position=-1, per_batch=False, percent=False, every_batch=False):
+    def accuracy_with(position=-1, per_batch=False, percent=False, every_batch=False, one_late=False):
         def calc_accuracy_loader(data_loader, model, device, num_batches=None):
             model.eval()
             n = len(data_loader) if num_batches is None or every_batch else min(num_batches, len(data_loader))
             correct, seen, rates = 0, 0, []
             for i, (x, y) in enumerate(data_loader):
-                if i >= n:
+                if i >= n + int(one_late):  # one_late: `if i > num_batches: break`, one batch too many
                     break
                 with torch.no_grad():
                     predicted = model(x.to(device))[:, position, :].argmax(dim=-1)
@@ -567,6 +591,9 @@ def _variants_7_4():
          "division by num_batches * batch_size) counts a smaller last batch as a full one; add up the messages of "
          "the batches used and divide the number right by that total",
          dict(names, calc_accuracy_loader=accuracy_with(per_batch=True))),
+        ("the loop stops one batch late (if i > num_batches: break), using num_batches + 1 batches: batches "
+         "0 .. num_batches - 1 are the first num_batches, so stop when i >= num_batches",
+         dict(names, calc_accuracy_loader=accuracy_with(one_late=True))),
         ("num_batches is ignored: use only the first min(num_batches, len(data_loader)) batches",
          dict(names, calc_accuracy_loader=accuracy_with(every_batch=True))),
     ]

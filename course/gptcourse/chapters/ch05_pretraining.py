@@ -499,12 +499,28 @@ def _training_hint(key, got, expected, case):
                         f"tokens seen at the evaluations: yours {seen}, expected {expected_seen}")
             return (f"tokens seen: after each step add input_batch.numel() (sequences times tokens); "
                     f"yours {seen}, expected {expected_seen}")
+        if len(want) == 4 and not _same_numbers(have[3], want[3]):
+            return _returned_rates_hint(have[3], want[3])
         return ("the losses differ: each evaluation averages eval_iter batches of each loader "
                 "(calc_loss_loader(..., num_batches=eval_iter)) right after the step")
     if key.startswith("param/"):
         return ("the trained weights differ: per batch, zero_grad, the loss of the batch, backward, step, "
                 "in that order, for every batch of every epoch")
     return ""
+
+
+def _same_numbers(have, want):
+    return (isinstance(have, list) and len(have) == len(want)
+            and all(isinstance(h, (int, float)) for h in have) and np.allclose(have, want, rtol=1e-6, atol=1e-12))
+
+
+def _returned_rates_hint(rates, wanted):
+    """train_model's fourth list, the learning rates, wrong while the losses are right."""
+    if isinstance(rates, list) and len(rates) != len(wanted):
+        return (f"the returned learning rates: one per optimizer step, {len(wanted)} here (every step, not only "
+                f"the steps that evaluate); yours has {len(rates)}")
+    return ("the returned learning rates are not the ones the optimizer used: append each step's rate as you "
+            "set it, once per step")
 
 
 def _schedule_hint(key, got, expected, case):

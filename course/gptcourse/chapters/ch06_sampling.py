@@ -247,6 +247,10 @@ ERROR_HINTS = [
      "this call ran without the cache (use_cache=False) after cached calls: without the cache, forward must "
      "ignore cache_k and cache_v, whatever they hold, and attend within x only (the mask's first num_tokens "
      "rows and columns), as MultiHeadAttention does", ("6.5",), {"step": r"use_cache=False"}),
+    (_NOT_OURS,
+     "a plain call, forward(x) with use_cache left at False, must not touch the cache: called twice on the same "
+     "input it must give the same output, as MultiHeadAttention's forward does; only calls with use_cache=True "
+     "read and write cache_k and cache_v", ("6.5",), {"step": r"^running forward"}),
     (attention.BOOL_MASK, attention.BOOL_MASK_BUFFER_HINT, ("6.5",)),
     (attention.SIZE_MISMATCH,
      "the mask does not fit the scores: with a cache the scores are (num_tokens new queries) x (all keys "

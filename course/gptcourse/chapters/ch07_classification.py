@@ -241,7 +241,30 @@ def dataset_arguments(p):
     pd.DataFrame({"Label": [row[0] for row in args["rows"]], "Text": [row[1] for row in args["rows"]]}) \
         .to_csv(path, index=False)
     keywords = {key: args[key] for key in ("max_length", "pad_token_id") if key in args}
-    return [str(path), p.ctx.tokenizer], keywords
+    p.counting_tokenizer = _CountingTokenizer(p.ctx.tokenizer)
+    return [str(path), p.counting_tokenizer], keywords
+
+
+class _CountingTokenizer:
+    """The GPT-2 tokenizer, counting the calls of its encode methods: the spec's SpamDataset
+    pre-tokenizes, so reading its items must not encode anything again."""
+
+    def __init__(self, tokenizer):
+        self._tokenizer = tokenizer
+        self.calls = 0
+
+    def __repr__(self):  # as feedback shows the arguments: the tokenizer it wraps
+        return repr(self._tokenizer)
+
+    def __getattr__(self, name):
+        value = getattr(self._tokenizer, name)
+        if not (name.startswith("encode") and callable(value)):
+            return value
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return value(*args, **kwargs)
+        return counted
 
 
 def _describe_ids(value):
@@ -268,6 +291,7 @@ def record_dataset(p):
     dataset = p.result
     if not isinstance(dataset, torch.utils.data.Dataset):
         raise ProbeFailure(f"{type(dataset).__name__} should be a subclass of torch.utils.data.Dataset")
+    encoded_in_init = p.counting_tokenizer.calls
     p.step = "calling len() of your dataset"
     p.record_value("len", len(dataset), "len(dataset)")
     items = []
@@ -287,6 +311,8 @@ def record_dataset(p):
     p.record_value("batch", {"token_ids": f"{tuple(inputs.shape)} {str(inputs.dtype).replace('torch.', '')}",
                              "labels": f"{tuple(labels.shape)} {str(labels.dtype).replace('torch.', '')}"},
                    "the shapes and dtypes of a batch of every item")
+    p.record_value("encoded_while_reading", p.counting_tokenizer.calls - encoded_in_init,
+                   "the tokenizer calls made while reading items")
 
 
 # ------------------------------------------------------------------------------------------
@@ -467,6 +493,7 @@ KEY_NAMES = {
     "loss": "The returned loss",
     "accuracy": "The returned accuracy",
     "model_calls_in_train_mode": "Model calls made in train mode",
+    "encoded_while_reading": "Calls of the tokenizer while reading items (after __init__)",
     "model_calls_with_grad": "Model calls made with gradients enabled",
     "model_input": "The token ids the model was given",
     "label": "The returned label",
@@ -588,6 +615,9 @@ def _dataset_hint(key, got, expected, case):
                 f"holds the column names (pd.read_csv(csv_file) reads it as such: no header=None), len(self.data)")
     if key == "ids_type":
         return "an item's token ids must be a tensor of integers: torch.tensor(ids, dtype=torch.long)"
+    if key == "encoded_while_reading":
+        return ("the messages are encoded again while the items are read: encode every message once, in "
+                "__init__, and keep the padded ids there, so that reading an item costs nothing in every epoch")
     if key == "batch":
         return ("a DataLoader must stack the items into token ids (batch, length) of integers and labels (batch,) "
                 "of integers (torch.long): give the label as an int or a 0-d torch.long tensor")
