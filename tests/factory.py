@@ -46,8 +46,10 @@ def grade_id(cell):
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
 
 
-def filled_notebook(chapter, overrides=None):
-    """The release notebook with every task (and carry-over) cell filled in."""
+def filled_notebook(chapter, overrides=None, paste=True):
+    """The release notebook with every task (and carry-over) cell filled in. With paste=False
+    the carry-over cells stay as released: they bring the earlier tasks from the notebooks
+    beside this one, as in a local checkout."""
     overrides = overrides or {}
     sources = {tid: t["source"] for m in manifest().values() for tid, t in m["tasks"].items()}
     nb = copy.deepcopy(release_notebook(chapter))
@@ -56,7 +58,7 @@ def filled_notebook(chapter, overrides=None):
         if gid.startswith("task_"):
             task_id = task_of_cell(gid).id
             cell["source"] = overrides.get(task_id, sources[task_id])
-        elif gid.startswith("carry_"):
+        elif gid.startswith("carry_") and paste:
             # What a student pastes on Colab: the earlier task with everything its cell uses
             # (chapter 04's GPTModel needs TransformerBlock, LayerNorm, ... and chapter 03's
             # MultiHeadAttention).

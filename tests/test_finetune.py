@@ -48,3 +48,31 @@ def test_train_classifier_trains_and_times_each_epoch_with_the_functions_it_is_g
     assert len(train_losses) == len(val_losses) == len(examples) == 9  # 18 steps, every 2nd evaluated
     assert examples[0] == 4 and examples[-1] == 4 * 17
     assert train_accs[-1] > before
+
+
+def test_spam_loaders_cut_the_messages_to_the_model_s_context_and_say_so(tmp_path, capsys):
+    import pandas as pd
+
+    from gptcourse import get_encoding
+    from gptcourse.finetune import spam_loaders
+    from grader.reference.ch07_classification import SpamDataset
+
+    tokenizer = get_encoding()
+    texts = {"train": ["one two three four five six", "hi"], "validation": ["one two three four five six seven"],
+             "test": ["ok"]}
+    for name, part in texts.items():
+        pd.DataFrame({"Label": [1] * len(part), "Text": part}).to_csv(tmp_path / f"{name}.csv", index=None)
+    longest = len(tokenizer.encode(texts["train"][0]))
+
+    *loaders, padded_length = spam_loaders(SpamDataset, tmp_path, tokenizer, context_length=longest, batch_size=1)
+    assert padded_length == longest and capsys.readouterr().out == ""  # it fits: the book's padding
+    assert [len(loader.dataset) for loader in loaders] == [2, 1, 1]
+    assert {tuple(loader.dataset[0][0].shape) for loader in loaders} == {(longest,)}
+
+    *loaders, padded_length = spam_loaders(SpamDataset, tmp_path, tokenizer, context_length=4, batch_size=1)
+    assert capsys.readouterr().out == (f"The longest training message has {longest} tokens, more than the model's "
+                                       "context of 4: every message is cut to its first 4 tokens.\n")
+    assert padded_length == 4 and {tuple(loader.dataset[0][0].shape) for loader in loaders} == {(4,)}
+    assert loaders[0].dataset[0][0].tolist() == tokenizer.encode(texts["train"][0])[:4]  # the first tokens
+    train_batch, _ = next(iter(loaders[0]))
+    assert train_batch.shape == (1, 4)

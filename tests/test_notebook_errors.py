@@ -124,6 +124,14 @@ PROBE_CELLS = {
     "own_not_implemented": 'raise NotImplementedError("my own message")',
     "ungraded_stub": "def helper():\n    raise NotImplementedError()\nhelper()",
     "unknown_name": "print(no_such_variable)",
+    # A cell that stops for another reason keeps its traceback; the cells after it that need what
+    # it did not define say so in one line, down the chain (issue 27: three NameErrors after one error).
+    "stops_early": "ids = [1, 2, 3]\nhistory = ids[5]",
+    "needs_what_it_left_out": "print(history)",
+    "needs_it_too": "total = history + 1",
+    "needs_the_next_one": "print(total)",
+    "interrupted": "def stop():\n    raise KeyboardInterrupt\n\n\nunfinished = stop()",
+    "needs_the_interrupted_one": "print(unfinished)",
     "installed_by_a_module": 'namespace = {}\n'
                              'exec("from gptcourse.notebook import explain_unfinished_tasks\\n"\n'
                              '     "result = explain_unfinished_tasks(\'02_attention\')", namespace)\n'
@@ -148,8 +156,19 @@ def test_only_errors_of_unfinished_tasks_become_one_line(tmp_path, mirror_dir, m
     assert "Traceback" in shown["own_not_implemented"] and "my own message" in shown["own_not_implemented"]
     assert "Traceback" in shown["ungraded_stub"] and "helper()" in shown["ungraded_stub"]
     assert "Traceback" in shown["unknown_name"] and "no_such_variable" in shown["unknown_name"]
+    assert "Traceback" in shown["stops_early"] and "IndexError" in shown["stops_early"]
+    number = {c.metadata["name"]: c.execution_count for c in nb.cells}
+    stopped = (f"This cell needs `history`, which cell [{number['stops_early']}] did not define: that cell "
+               "stopped with an IndexError. Fix it and run it again, then this cell.")
+    assert shown["needs_what_it_left_out"] == shown["needs_it_too"] == stopped
+    assert shown["needs_the_next_one"] == stopped.replace("`history`", "`total`")
+    assert "KeyboardInterrupt" in shown["interrupted"]
+    assert shown["needs_the_interrupted_one"] == (f"This cell needs `unfinished`, which cell [{number['interrupted']}] "
+                                                  "did not define: it was interrupted. Run it again, then this cell.")
     assert set(shown) == {"uses_stub", "uses_blocked_variable", "undefined_graded_name", "check_of_undefined_name",
-                          "uses_stub_v2", "uses_stub_v1", "own_not_implemented", "ungraded_stub", "unknown_name"}
+                          "uses_stub_v2", "uses_stub_v1", "own_not_implemented", "ungraded_stub", "unknown_name",
+                          "stops_early", "needs_what_it_left_out", "needs_it_too", "needs_the_next_one",
+                          "interrupted", "needs_the_interrupted_one"}
     modules = next(c for c in nb.cells if c.metadata["name"] == "installed_by_a_module")
     assert "installed from a module: False" in printed(modules)
 

@@ -20,6 +20,7 @@ import io
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -113,6 +114,36 @@ def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_mo
     print(f"pretrained in {time.perf_counter() - started:.0f} s ({run.describe().splitlines()[0]}); "
           f"final training loss {losses[0][-1]:.2f}")
     return model, cfg, "small"
+
+
+def spam_loaders(SpamDataset, folder, tokenizer, context_length, batch_size=8):
+    """Chapter 07's data sets of the splits in `folder` (train.csv, validation.csv, test.csv), made
+    with the SpamDataset passed in, and their loaders: (train_loader, val_loader, test_loader,
+    padded_length).
+
+    As in the book, the training set is padded to its longest message and the other two are
+    padded, or cut, to that length. The book asserts that this length fits the model's context
+    and advises max_length=context_length when it does not: here that cut is made, in one line.
+    It happens: the longest training message depends on the split, and so on the order of the
+    balanced rows, which Task 7.1 leaves free: with the spam rows first it is 132 tokens, and the
+    small model's position embedding has 128 rows (an IndexError in every cell that runs it).
+    """
+    from torch.utils.data import DataLoader
+
+    folder = Path(folder)
+    train_dataset = SpamDataset(folder / "train.csv", tokenizer)
+    padded_length = len(train_dataset[0][0])  # every item has the padded length
+    if padded_length > context_length:
+        print(f"The longest training message has {padded_length} tokens, more than the model's context of "
+              f"{context_length}: every message is cut to its first {context_length} tokens.")
+        padded_length = context_length
+        train_dataset = SpamDataset(folder / "train.csv", tokenizer, max_length=padded_length)
+    val_dataset = SpamDataset(folder / "validation.csv", tokenizer, max_length=padded_length)
+    test_dataset = SpamDataset(folder / "test.csv", tokenizer, max_length=padded_length)
+    train_loader = DataLoader(train_dataset, batch_size=batch_size, shuffle=True, drop_last=True, num_workers=0)
+    val_loader = DataLoader(val_dataset, batch_size=batch_size, shuffle=False, num_workers=0)
+    test_loader = DataLoader(test_dataset, batch_size=batch_size, shuffle=False, num_workers=0)
+    return train_loader, val_loader, test_loader, padded_length
 
 
 def train_classifier(model, train_loader, val_loader, optimizer, device, run, calc_loss_batch_cls,

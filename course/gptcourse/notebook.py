@@ -14,10 +14,16 @@ instead of a traceback. That covers
 - a NameError for a variable that an earlier cell would have defined had it not stopped for
   an unfinished task (the plot after Task 2.3 defines `attn_scores`, which the demos of
   section 4 use: they then need Task 2.3, too).
-Every other error keeps its full traceback. Outside IPython (a plain Python process, the
-grader, the reference package that repeats the setup cell) the call does nothing, and the
-message is still an error for IPython: "Run all" stops there, and nbgrader still counts a
-check cell that shows it as failed.
+Every other error keeps its full traceback, once: a later cell that needs a variable the
+failed cell did not get to define says so in one line instead of stopping with a NameError,
+
+    This cell needs `full_history`, which cell [31] did not define: that cell stopped with an
+    IndexError. Fix it and run it again, then this cell.
+
+so that one failure never becomes a cascade of tracebacks. Outside IPython (a plain Python
+process, the grader, the reference package that repeats the setup cell) the call does nothing,
+and the message is still an error for IPython: "Run all" stops there, and nbgrader still counts
+a check cell that shows it as failed.
 """
 import ast
 import contextlib
@@ -42,10 +48,12 @@ def explain_unfinished_tasks(chapter):
         return False
     previous = getattr(shell, "_gptcourse_explainer", None)
     if previous is not None:  # the setup cell ran again: replace, don't stack
-        with contextlib.suppress(ValueError):  # already unregistered by someone else
-            shell.events.unregister("pre_run_cell", previous.remember_cell)
+        for event, method in (("pre_run_cell", "remember_cell"), ("post_run_cell", "after_cell")):
+            with contextlib.suppress(ValueError, AttributeError):  # already unregistered, or never
+                shell.events.unregister(event, getattr(previous, method))
     explainer = _Explainer(shell, chapter)
     shell.events.register("pre_run_cell", explainer.remember_cell)
+    shell.events.register("post_run_cell", explainer.after_cell)
     shell.set_custom_exc(_STUB_ERRORS, explainer.handle)
     shell._gptcourse_explainer = explainer
     return True
@@ -63,18 +71,37 @@ class _Explainer:
         self.chapter = chapter
         self.cell = ""  # the source of the cell that is running
         self.blocked_names = {}  # variable -> the task that kept its cell from defining it
+        self.failed_names = {}  # variable -> (cell number, error) of the cell that stopped before defining it
+        self.explained = None  # the NameError of the running cell that handle() put down to a failed cell
 
     def remember_cell(self, info):
         self.cell = info.raw_cell or ""
+        self.explained = None
+
+    def after_cell(self, result):
+        """Once a cell has stopped with an error, the variables it did not get to define wait for it."""
+        error = result.error_in_exec
+        if error is None or result.execution_count is None:
+            return
+        failed = self.explained or (result.execution_count, type(error).__name__)
+        with contextlib.suppress(Exception):  # noqa: BLE001 - a bug here must never disturb the kernel
+            for name in _assigned_names(self.shell, self.cell):
+                if name not in self.shell.user_ns and name not in self.blocked_names:
+                    self.failed_names.setdefault(name, failed)
 
     def handle(self, shell, etype, value, tb, tb_offset=None):
         """IPython calls this for NotImplementedError and NameError raised in a cell."""
         try:
             task = self.unfinished_task(value, tb)
+            failed = self.failed_names.get(_undefined_name(value)) if isinstance(value, NameError) else None
             if task is not None:
                 self.block_names_of_this_cell(task)
                 message = self.message(task)
                 value._render_traceback_ = lambda: [message]  # IPython shows this instead
+            elif failed is not None:
+                self.explained = failed  # this cell's own variables wait for the same cell
+                message = _failed_cell_message(_undefined_name(value), *failed)
+                value._render_traceback_ = lambda: [message]
         except Exception:  # noqa: BLE001 - a bug here must never hide the student's error
             pass
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
@@ -115,6 +142,14 @@ class _Explainer:
         number = task.chapter.split("_")[0]
         return (f"This cell needs Task {task.id} ({names}) from chapter {number}: finish it in "
                 f"{task.chapter}.ipynb, then run the carry-over cell near the top of this notebook.")
+
+
+def _failed_cell_message(name, cell_number, error):
+    if error == "KeyboardInterrupt":
+        why = "it was interrupted. Run it again"
+    else:
+        why = f"that cell stopped with {'an' if error[0] in 'AEIOU' else 'a'} {error}. Fix it and run it again"
+    return f"This cell needs `{name}`, which cell [{cell_number}] did not define: {why}, then this cell."
 
 
 def _undefined_name(error):
