@@ -123,19 +123,17 @@ class RuntimeProfile:
 
     def describe(self):
         """A few lines for a notebook: the device and what the course does on it."""
-        if not self.is_gpu:
-            head = f"{self.device_type}: float32"
-        else:
+        where = self.name
+        if self.is_gpu:
             memory = f"{self.total_memory / 2**30:.0f} GiB, " if self.total_memory else ""
-            major, minor = self.capability
-            dtype = {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}
-            head = (f"{self.name} ({memory}compute capability {major}.{minor}): "
-                    f"{dtype[self.autocast_dtype]}" + (" with a gradient scaler" if self.grad_scaler else ""))
-            extras = [text for flag, text in ((self.tf32, "TF32"), (self.fused_adamw, "fused AdamW"),
-                                              (self.compile, "torch.compile")) if flag]
-            head += "".join(f", {text}" for text in extras)
-            if self.peak:
-                head += f"; peak {self.peak.flops / 1e12:,.0f} TFLOP/s ({self.peak.dtype}, dense)"
+            where += f" ({memory}compute capability {self.capability[0]}.{self.capability[1]})"
+        dtype = {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}
+        head = f"{where}: {dtype[self.autocast_dtype]}" + (" with a gradient scaler" if self.grad_scaler else "")
+        extras = [text for flag, text in ((self.tf32, "TF32"), (self.fused_adamw, "fused AdamW"),
+                                          (self.compile, "torch.compile")) if flag]
+        head += "".join(f", {text}" for text in extras)
+        if self.peak:
+            head += f"; peak {self.peak.flops / 1e12:,.0f} TFLOP/s ({self.peak.dtype}, dense)"
         return "\n".join([head] + self.notes)
 
 

@@ -164,8 +164,9 @@ class TrainingStep:
     """One AdamW step of `model` under `settings`: call it with (inputs, targets) on the
     model's device; it returns the loss (a tensor, so that the GPU need not wait for it)."""
 
-    def __init__(self, model, settings, device, lr=6e-4, weight_decay=0.1):
+    def __init__(self, model, settings, device, lr=6e-4, weight_decay=0.1, max_norm=1.0):
         self.model, self.settings, self.device = model, settings, torch.device(device)
+        self.max_norm = max_norm  # gradient clipping, as in train_model (Task 5.7)
         fused = {"fused": True} if settings.fused_adamw else {}
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, **fused)
         # fp16's small range needs the loss scaled up before backward (gptcourse.runtime);
@@ -180,7 +181,7 @@ class TrainingStep:
             loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         self.scaler.scale(loss).backward()
         self.scaler.unscale_(self.optimizer)  # clip the true gradients, not the scaled ones
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm=1.0)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm=self.max_norm)
         self.scaler.step(self.optimizer)  # skipped when a scaled gradient overflowed
         self.scaler.update()
         return loss.detach()
