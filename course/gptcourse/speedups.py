@@ -37,6 +37,23 @@ from .runtime import gpt_parameter_count
 
 VOCAB_MULTIPLE = 64
 
+# Figures recorded on GPUs for GPT-2 124M at a context of 1,024 tokens and a batch of 16
+# (benchmarks/gpu_pretrain_bench.py; docs/benchmarks.md has them with how they were taken):
+# {where and when: {steps: (tokens per second or None where not reported, MFU)}}. Chapter 05
+# shows them on a machine without a GPU. The ladder of speed_ladder, rung by rung, has not been
+# measured on a GPU yet.
+RECORDED_LADDERS = {
+    "NVIDIA H100 80GB HBM3, torch 2.11.0, 2026-11-24": {
+        "bf16 autocast + fused AdamW": (70_756, 0.078),
+        "+ torch.compile": (215_853, 0.238),
+    },
+    "NVIDIA H200, reported in issue 24": {
+        "bf16 autocast + fused AdamW + torch.compile": (253_653, 0.280),
+        "+ flash attention": (None, 0.354),
+        "+ padded vocabulary": (None, 0.413),
+    },
+}
+
 
 # ------------------------------------------------------------------------------------------
 # The changes, one by one
