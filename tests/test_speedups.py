@@ -179,3 +179,19 @@ def test_the_gpu_benchmark_runs_every_rung_and_the_loss_check_in_smoke_mode(tmp_
     assert len(check["plain"]) == len(check["fastest"]) == 3 and check["largest_relative_difference"] <= 0.01
     printed = capsys.readouterr().out
     assert "loss check" in printed and "+ padded vocabulary" in printed and "within the tolerance of 1%" in printed
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_every_change_this_gpu_gets_but_compile_trains_like_the_plain_step():
+    """On the real card: its number format (with the scaler on a 7.x card), TF32, fused AdamW,
+    flash attention and the padded head, against plain float32, from the same weights on the
+    same batches (compile is measured by benchmarks/gpu_pretrain_bench.py)."""
+    import dataclasses
+
+    profile = runtime_profile("cuda")
+    fast = dataclasses.replace(speedups.speed_ladder(profile)[-1].settings, compile=False)
+    plain, fast_losses = speedups.compare_losses(GPTModel, MultiHeadAttention, dict(TINY, context_length=64),
+                                                 speedups.SpeedSettings(), fast, "cuda", batch_size=4, steps=5)
+    assert fast_losses == pytest.approx(plain, rel=0.01)  # 16-bit rounding: see gpu_pretrain_bench.py
+    assert torch.get_float32_matmul_precision() == "highest"  # TF32 switched off again afterwards
