@@ -195,3 +195,13 @@ def test_every_change_this_gpu_gets_but_compile_trains_like_the_plain_step():
                                                  speedups.SpeedSettings(), fast, "cuda", batch_size=4, steps=5)
     assert fast_losses == pytest.approx(plain, rel=0.01)  # 16-bit rounding: see gpu_pretrain_bench.py
     assert torch.get_float32_matmul_precision() == "highest"  # TF32 switched off again afterwards
+
+
+def test_the_figures_chapter_05_shows_without_a_gpu_are_those_recorded_in_the_docs():
+    from factory import REPO
+
+    docs = (REPO / "docs" / "benchmarks.md").read_text()
+    for steps in speedups.RECORDED_LADDERS.values():
+        for tokens_per_second, utilisation in steps.values():
+            assert tokens_per_second is None or f"| {tokens_per_second:,} |" in docs
+            assert f"| {100 * utilisation:.1f} % |" in docs

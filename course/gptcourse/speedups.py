@@ -220,7 +220,9 @@ def step_fits(step, batch_size, context_length, vocab_size, device):
         step(inputs, targets)
         synchronize(device)
         return True
-    except torch.cuda.OutOfMemoryError:  # torch.OutOfMemoryError in recent releases
+    except RuntimeError as error:  # torch.OutOfMemoryError, or a compiler's error that wraps one
+        if "out of memory" not in str(error).lower():
+            raise
         return False
     finally:
         free_memory(device)
@@ -241,36 +243,33 @@ class Rung:
 def speed_ladder(profile):
     """The rungs for a card (a gptcourse.runtime.RuntimeProfile), from the plain step on: a
     change the card lacks (TF32 on a T4, say) is left out."""
+    changes = [  # (the card has it, name, why it helps, the change to the settings)
+        (profile.tf32, "+ TF32", "float32 matrix products on the tensor cores (10-bit mantissa, float32's "
+                                 "range): several times float32's rate", {"tf32": True}),
+        (profile.autocast_dtype is torch.bfloat16, "+ bf16 autocast",
+         "matrix products in bfloat16: twice TF32's tensor-core rate and half the bytes to move; the weights "
+         "stay float32", {"autocast_dtype": torch.bfloat16}),
+        (profile.autocast_dtype is torch.float16, "+ fp16 autocast",
+         "matrix products in float16 on the tensor cores, with a gradient scaler against underflow; the "
+         "weights stay float32", {"autocast_dtype": torch.float16}),
+        (profile.fused_adamw, "+ fused AdamW", "one kernel updates every parameter, instead of a few kernels "
+                                               "per tensor", {"fused_adamw": True}),
+        (True, "+ flash attention", "scaled_dot_product_attention: attention in one kernel that never writes "
+                                    "the T x T weights to memory", {"flash_attention": True}),
+        (True, "+ padded vocabulary", "50,304 logits, a multiple of 64, of which the first 50,257 are used: "
+                                      "matrix sizes the tensor-core kernels tile evenly", {"padded_vocab": True}),
+        (profile.compile, "+ torch.compile", "LayerNorm, GELU, additions and the loss fused into a few kernels: "
+                                             "fewer trips through memory and fewer kernel launches", {"compile": True}),
+    ]
     settings = SpeedSettings()
-    rungs = [Rung("plain", "float32 everywhere, AdamW as it comes, your attention, 50,257 logits: "
-                           "the starting point", settings)]
-
-    def add(name, why, **change):
-        nonlocal settings
-        settings = dataclasses.replace(settings, **change)
-        rungs.append(Rung(name, why, settings))
-
-    if profile.tf32:
-        add("+ TF32", "float32 matrix products on the tensor cores (10-bit mantissa, float32's range): "
-                      "several times float32's rate", tf32=True)
-    if profile.autocast_dtype is torch.bfloat16:
-        add("+ bf16 autocast", "matrix products in bfloat16: twice TF32's tensor-core rate and half "
-                               "the bytes to move; the weights stay float32", autocast_dtype=torch.bfloat16)
-    elif profile.autocast_dtype is torch.float16:
-        add("+ fp16 autocast", "matrix products in float16 on the tensor cores, with a gradient scaler "
-                               "against underflow; the weights stay float32", autocast_dtype=torch.float16)
-    if profile.fused_adamw:
-        add("+ fused AdamW", "one kernel updates every parameter, instead of a few kernels per tensor",
-            fused_adamw=True)
-    add("+ flash attention", "scaled_dot_product_attention: attention in one kernel that never writes "
-                             "the T x T weights to memory", flash_attention=True)
-    add("+ padded vocabulary", "50,304 logits, a multiple of 64, of which the first 50,257 are used: "
-                               "matrix sizes the tensor-core kernels tile evenly", padded_vocab=True)
-    if profile.compile:
-        add("+ torch.compile", "LayerNorm, GELU, additions and the loss fused into a few kernels: fewer "
-                               "trips through memory and fewer kernel launches", compile=True)
+    rungs = [Rung("plain", "float32 everywhere, AdamW as it comes, your attention, 50,257 logits: the starting "
+                           "point", settings)]
+    for available, name, why, change in changes:
+        if available:
+            settings = dataclasses.replace(settings, **change)
+            rungs.append(Rung(name, why, settings))
     rungs.append(Rung("+ largest batch", "as many sequences per step as fit: larger matrix products, and the "
-                                          "per-step costs shared by more tokens", settings, largest_batch=True))
+                                         "per-step costs shared by more tokens", settings, largest_batch=True))
     return rungs
 
 
