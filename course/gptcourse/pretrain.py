@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .runtime import runtime_profile
+from .runtime import FORMAT_NAMES, runtime_profile
 
 
 @dataclass
@@ -59,8 +59,7 @@ class PretrainRun:
                  f"context {cfg['context_length']}, dropout {cfg['drop_rate']}; on {self.data}, batch "
                  f"{self.batch_size}, {self.num_epochs} epochs, AdamW peak lr {self.peak_lr:g} with "
                  f"{self.warmup_fraction:.0%} warmup and cosine decay to {self.min_lr:g}"]
-        autocast = {torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}.get(self.autocast_dtype)
-        extras = [text for flag, text in ((autocast is not None, autocast),
+        extras = [text for flag, text in ((self.autocast_dtype is not None, FORMAT_NAMES[self.autocast_dtype]),
                                           (self.fused_adamw, "fused AdamW"), (self.compile, "torch.compile"))
                   if flag]
         if extras:

@@ -54,6 +54,9 @@ PEAK_FLOPS = {
     "V100": Peak(125e12, "fp16"),  # V100 SXM2 data sheet: 125 TFLOPS tensor performance
 }
 
+# How the course names a number format to train in (an autocast dtype, or None).
+FORMAT_NAMES = {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}
+
 # A run is sized so that its estimated memory stays below this share of the card's: the CUDA
 # context, the allocator's fragmentation and the estimate's own error need the rest.
 MEMORY_SHARE = 0.8
@@ -127,8 +130,7 @@ class RuntimeProfile:
         if self.is_gpu:
             memory = f"{self.total_memory / 2**30:.0f} GiB, " if self.total_memory else ""
             where += f" ({memory}compute capability {self.capability[0]}.{self.capability[1]})"
-        dtype = {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}
-        head = f"{where}: {dtype[self.autocast_dtype]}" + (" with a gradient scaler" if self.grad_scaler else "")
+        head = f"{where}: {FORMAT_NAMES[self.autocast_dtype]}" + (" with a gradient scaler" if self.grad_scaler else "")
         extras = [text for flag, text in ((self.tf32, "TF32"), (self.fused_adamw, "fused AdamW"),
                                           (self.compile, "torch.compile")) if flag]
         head += "".join(f", {text}" for text in extras)
