@@ -4,6 +4,7 @@ model of GPT-2 124M's shape.
     python benchmarks/generate_bench.py [--new-tokens 1000] [--prompt-tokens 20] [--batch 1 8]
                                         [--device cpu|cuda] [--threads 2] [--dtype float32|bfloat16]
                                         [--out-json FILE]
+    python benchmarks/generate_bench.py --smoke   # a tiny model, 20 tokens: checks the code runs
 
 Builds the reference GPTModel with GPT_CONFIG_124M's shape (context 1024, no dropout, random
 weights: speed does not depend on what the weights are), then, for each --batch, generates
@@ -18,42 +19,61 @@ weights: speed does not depend on what the weights are), then, for each --batch,
    context and written in place;
 4. on a GPU also the static cache with its one-token step captured as a CUDA graph.
 
-It prints each run's time, tokens per second (all sequences of the batch), milliseconds per
-token, the speed-up over no cache and whether its ids are identical to those of no cache,
-and the time per token at a few positions. On CUDA it synchronises before every clock read.
-Exit status 1 when some run's ids differ from no cache's.
+The runs take turns, one token each (take_turns), so that a change in the machine's load
+slows them alike: the speed-ups hold on a shared machine too. It prints each run's time (the
+sum of its steps), tokens per second (all sequences of the batch), milliseconds per token, the
+speed-up over no cache and whether its ids are identical to those of no cache, and the time
+per token at a few positions. On CUDA it synchronises before every clock read. Exit status 1
+when some run's ids differ from no cache's.
 """
 import argparse
 import copy
 import json
 import os
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(REPO, "course"), REPO]
 
 import torch  # noqa: E402
 
-from gptcourse.kvcache import StaticCachedGPT, StepTimer, add_kv_cache, generate_greedy_cached  # noqa: E402
+from gptcourse.kvcache import StaticCachedGPT, add_kv_cache, generate_greedy_cached, greedy_cached_steps  # noqa: E402
 from grader.reference.ch04_gpt_model import GPT_CONFIG_124M, GPTModel  # noqa: E402
 from grader.reference.ch06_sampling import KVCacheMultiHeadAttention, generate  # noqa: E402
 
 
-def timed_greedy_without_cache(model, prompt, new_tokens, device):
-    """generate's greedy path, one token at a time, timing each step."""
-    idx, timer = prompt, StepTimer(device)
+def steps_without_cache(model, prompt, new_tokens, context_length):
+    """generate's greedy path, one token per call: yields the ids after each new token."""
+    idx = prompt
     for _ in range(new_tokens):
-        idx = generate(model, idx, 1, GPT_CONFIG_124M["context_length"])
-        timer.tick()
-    return idx, timer.times
+        idx = generate(model, idx, 1, context_length)
+        yield idx
 
 
-def timed_greedy_with_cache(cached, prompt, new_tokens, device):
-    """The prompt through the cached model once, then one token per call, timing each new token
-    (the first time includes the prompt)."""
-    timer = StepTimer(device)
-    idx = generate_greedy_cached(cached, prompt, new_tokens, after_each_token=timer.tick)
-    return idx, timer.times
+def take_turns(runs, device):
+    """Advance every run by one token in turn, timing each step, until all are done: when the
+    machine's load changes, it slows every run alike. Returns ({name: ids}, {name: seconds of
+    each step}); a cached run's first step includes its prompt."""
+    ids, times = {}, {name: [] for name in runs}
+    running = dict(runs)
+    while running:
+        for name, steps in list(running.items()):
+            started = clock(device)
+            try:
+                ids[name] = next(steps)
+            except StopIteration:
+                del running[name]
+                continue
+            times[name].append(clock(device) - started)
+    return ids, times
+
+
+def clock(device):
+    """Seconds, after the GPU has finished what was queued (its work runs behind the Python code)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
 
 
 def cached_models(model, cfg, batch, device):
@@ -74,36 +94,46 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     parser.add_argument("--out-json", help="also write the figures here")
+    parser.add_argument("--smoke", action="store_true", help="a tiny model and 20 tokens: checks the code runs")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     dtype = getattr(torch, args.dtype)
     cfg = dict(GPT_CONFIG_124M, drop_rate=0.0)
+    if args.smoke:
+        cfg.update(vocab_size=500, context_length=64, emb_dim=32, n_heads=4, n_layers=2)
+        args.prompt_tokens, args.new_tokens = 5, 20
     assert args.prompt_tokens + args.new_tokens <= cfg["context_length"], "prompt + new tokens must fit the context"
 
     torch.manual_seed(123)
     model = GPTModel(cfg).to(device=device, dtype=dtype).eval()
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
-    print(f"GPT-2 124M shape ({sum(p.numel() for p in model.parameters()):,} parameters), {args.dtype}, on {where}; "
+    shape = "a tiny GPT (smoke test)" if args.smoke else "GPT-2 124M shape"
+    print(f"{shape} ({sum(p.numel() for p in model.parameters()):,} parameters), {args.dtype}, on {where}; "
           f"torch {torch.__version__}")
     print(f"prompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens, greedy, batch {args.batch}")
 
     figures, all_same = [], True
     for batch in args.batch:
         prompt = torch.randint(0, cfg["vocab_size"], (batch, args.prompt_tokens), device=device)
+        cached = cached_models(model, cfg, batch, device)
         generate(model, prompt, 2, cfg["context_length"])  # warm up kernels and allocator
-        plain_ids, plain_times = timed_greedy_without_cache(model, prompt, args.new_tokens, device)
-        runs = {"no cache": (plain_times, True)}
-        for name, cached in cached_models(model, cfg, batch, device).items():
-            timed_greedy_with_cache(cached, prompt, 2, device)  # warm up
-            ids, times = timed_greedy_with_cache(cached, prompt, args.new_tokens, device)
-            runs[name] = (times, torch.equal(ids, plain_ids))
-            if not runs[name][1]:
-                first = int((ids != plain_ids).any(dim=0).nonzero()[0])
+        for cached_model in cached.values():
+            generate_greedy_cached(cached_model, prompt, 2)
+        steps = {"no cache": steps_without_cache(model, prompt, args.new_tokens, cfg["context_length"])}
+        steps.update({name: greedy_cached_steps(cached_model, prompt, args.new_tokens)
+                      for name, cached_model in cached.items()})
+        ids, times = take_turns(steps, device)
+        runs = {}
+        for name in steps:
+            same = torch.equal(ids[name], ids["no cache"])
+            runs[name] = (times[name], same)
+            if not same:
+                first = int((ids[name] != ids["no cache"]).any(dim=0).nonzero()[0])
                 print(f"  {name}: the ids differ from no cache's from position {first} on")
-            del cached
-        figures.append(report(batch, runs, args))
+        del cached, steps
+        figures.extend(report(batch, runs, args))
         all_same &= all(same for _, same in runs.values())
 
     if args.out_json:

@@ -83,3 +83,23 @@ def test_the_captured_decode_step_gives_the_same_ids_on_a_gpu(batch):
     assert torch.equal(generate_greedy_cached(captured, prompt, 40), eager)
     assert len(replayed) == 39  # every token after the first came from the recorded step
     assert torch.equal(eager, generate(model, prompt, 40, CFG["context_length"]))
+
+
+def test_the_generation_benchmark_runs_every_way_in_smoke_mode(tmp_path, capsys):
+    """benchmarks/generate_bench.py --smoke: a tiny model, 20 tokens, batch 1 and 3, on the
+    CPU: every run takes its turns and gives no cache's ids (its times mean nothing here)."""
+    import importlib.util
+    import json
+
+    from factory import REPO
+
+    spec = importlib.util.spec_from_file_location("generate_bench", REPO / "benchmarks" / "generate_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "figures.json"
+    assert bench.main(["--smoke", "--device", "cpu", "--batch", "1", "3", "--out-json", str(out)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["batch"], r["run"]) for r in runs] == [
+        (b, name) for b in (1, 3) for name in ("no cache", "simple cache (Task 6.5)", "static cache")]
+    assert all(r["identical_ids"] and r["seconds"] > 0 for r in runs)
+    assert "time per token (ms) at position" in capsys.readouterr().out

@@ -109,18 +109,25 @@ def generate_greedy_cached(cached_model, idx, max_new_tokens, after_each_token=N
     once, then one new token per call. A cache cannot crop the context as `generate` does, so
     it stops at the context length.
     after_each_token(): called once each new token is appended (a StepTimer's tick, say)."""
-    cached_model.reset_cache()
-    with torch.no_grad():
-        logits = cached_model(idx)
-        for step in range(max_new_tokens):
-            idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
-            idx = torch.cat((idx, idx_next), dim=1)
-            if after_each_token is not None:
-                after_each_token()
-            if step == max_new_tokens - 1 or idx.shape[1] > cached_model.context_length:
-                break  # nothing more to predict, or no room left to feed the new token
-            logits = cached_model(idx_next)
+    for idx in greedy_cached_steps(cached_model, idx, max_new_tokens):
+        if after_each_token is not None:
+            after_each_token()
     return idx
+
+
+@torch.no_grad()
+def greedy_cached_steps(cached_model, idx, max_new_tokens):
+    """generate_greedy_cached one token at a time: yields the ids each time a token is added
+    (so that a benchmark can take turns between several ways of generating)."""
+    cached_model.reset_cache()
+    logits = cached_model(idx)
+    for step in range(max_new_tokens):
+        idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+        yield idx
+        if step == max_new_tokens - 1 or idx.shape[1] > cached_model.context_length:
+            break  # nothing more to predict, or no room left to feed the new token
+        logits = cached_model(idx_next)
 
 
 # ------------------------------------------------------------------------------------------
