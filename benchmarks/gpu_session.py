@@ -13,16 +13,21 @@ Stages, in this order (the figures the issue needs come first), each under its o
 limit and all within --budget seconds (default 560: the call's 600 less a margin):
 
   pretrain   benchmarks/gpu_pretrain_bench.py: every speed-up rung and the loss check
+             (three compilations: the compile rung, the larger batch, the loss check)
   generate   benchmarks/generate_bench.py: no cache, Task 6.5's cache, the static cache,
              the captured step; batch 1 and 8, 1,000 new tokens after 20, float32
   cuda       pytest -m cuda, on the test files that have CUDA tests
-  ch06, ch07, ch05
+  ch05, ch06, ch07
              the masters, top to bottom as notebooks, their code cells run in order in one
              namespace (benchmarks/run_notebook.py: the machine has no Jupyter packages)
 
-A stage that does not fit in the time left is skipped and named in the summary; run it in a
-second call with --stages (e.g. --stages ch05). Everything goes to $OUT (at most 8 files come
-back): summary.txt, one log per benchmark and its JSON, the tests' log, the notebooks' log.
+Not measured yet, so only guessed for an H100: pretrain 3 to 4 minutes, generate 1 to 2,
+cuda about 1, ch05 about 5 (its GPU run and its section 9 compile twice each), ch06 and ch07
+1 to 2 each: more than one call holds. What does not fit in the time left is skipped and
+named in the summary; run it in a second call with --stages (e.g. --stages ch06 ch07), or
+with --quick (the notebooks' one-epoch runs) when the device time left is short. Everything
+goes to $OUT (at most 8 files come back): summary.txt, one log per benchmark and its JSON,
+the tests' log, the notebooks' log.
 """
 import argparse
 import os
@@ -43,11 +48,12 @@ STAGES = [
     ("generate", [PYTHON, "benchmarks/generate_bench.py", "--new-tokens", "1000", "--prompt-tokens", "20",
                   "--batch", "1", "8", "--out-json", f"{OUT}/generate.json"], 150, "generate.log"),
     ("cuda", [PYTHON, "-m", "pytest", "-q", "-m", "cuda", "-p", "no:cacheprovider", "--durations=5"], 150, "tests.log"),
-    ("ch06", [PYTHON, "benchmarks/run_notebook.py", "solutions/06_sampling.ipynb"], 200, "notebooks.log"),
-    ("ch07", [PYTHON, "benchmarks/run_notebook.py", "solutions/07_classification.ipynb"], 200, "notebooks.log"),
     ("ch05", [PYTHON, "benchmarks/run_notebook.py", "solutions/05_pretraining.ipynb", "--expect",
               "final training loss", "tokens per second", "MFU (model FLOPs"], 400, "notebooks.log"),
+    ("ch06", [PYTHON, "benchmarks/run_notebook.py", "solutions/06_sampling.ipynb"], 200, "notebooks.log"),
+    ("ch07", [PYTHON, "benchmarks/run_notebook.py", "solutions/07_classification.ipynb"], 200, "notebooks.log"),
 ]
+NOTEBOOK_STAGES = ("ch05", "ch06", "ch07")
 
 
 def cuda_test_files():
@@ -87,9 +93,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stages", nargs="*", default=[name for name, *_ in STAGES])
     parser.add_argument("--budget", type=float, default=560, help="seconds for all stages together")
+    parser.add_argument("--quick", action="store_true",
+                        help="the notebooks' quick runs (GPTCOURSE_QUICK_RUN: one epoch), when time is short")
     args = parser.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
     env = environment()
+    notebook_env = dict(env, GPTCOURSE_QUICK_RUN="1") if args.quick else env
     deadline = time.perf_counter() + args.budget
     summary = [f"python {sys.version.split()[0]}; data mirror: {env.get('GPTCOURSE_DATA_MIRROR', 'NONE')}"]
     summary.append(subprocess.run([PYTHON, "-c", "import torch; print('torch', torch.__version__, '|', "
@@ -104,7 +113,8 @@ def main(argv=None):
             continue
         if name == "cuda":
             command = command + cuda_test_files()
-        status, seconds = run_stage(name, command, min(limit, left), log_name, env)
+        status, seconds = run_stage(name, command, min(limit, left), log_name,
+                                    notebook_env if name in NOTEBOOK_STAGES else env)
         summary.append(f"{name}: {'ok' if status == 0 else f'FAILED ({status})'} in {seconds:.0f} s, log {log_name}")
         print(summary[-1], flush=True)
     with open(os.path.join(OUT, "summary.txt"), "w", encoding="utf-8") as file:
