@@ -96,8 +96,11 @@ def test_the_instruction_run_depends_on_the_base_model_and_the_device(monkeypatc
     from gptcourse.instruct import pick_instruction_run
     from gptcourse.pretrain import QUICK_ENV_VAR
 
+    from fake_gpus import pretend_gpu
+
     monkeypatch.delenv(QUICK_ENV_VAR, raising=False)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    pretend_gpu(monkeypatch, "T4")  # used only when device is "cuda"
     run = pick_instruction_run(device, base)
     assert (run.num_epochs, run.train_batches) == (epochs, subset)
     assert run.initial_lr() < run.peak_lr and run.min_lr < run.peak_lr

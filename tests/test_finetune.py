@@ -1,10 +1,12 @@
 """gptcourse.finetune: the fine-tuning run chapter 07 picks for its base model and device."""
+from fake_gpus import pretend_gpu
 from gptcourse.finetune import pick_finetune_run
 from gptcourse.pretrain import QUICK_ENV_VAR
 
 
 def test_the_small_model_and_gpt2_on_a_gpu_get_the_book_s_five_full_epochs(monkeypatch):
     monkeypatch.delenv(QUICK_ENV_VAR, raising=False)
+    pretend_gpu(monkeypatch, "T4")
     for run in (pick_finetune_run("cpu", "small"), pick_finetune_run("cuda", "gpt2")):
         assert run.num_epochs == 5 and run.train_batches is None and run.accuracy_batches is None
         assert "5 epochs over every training batch" in run.describe()

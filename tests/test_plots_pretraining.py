@@ -254,3 +254,23 @@ def test_runs_compared_one_colour_per_run_solid_and_dashed():
 def test_runs_compared_rejects_bad_arguments(runs, message):
     with pytest.raises(ValueError, match=message):
         plots.plot_runs_compared(runs)
+
+
+# --- plot_speed_steps -------------------------------------------------------------------------
+
+
+def test_speed_steps_one_bar_per_measured_step_labelled_with_its_speed_up():
+    ax = plots.plot_speed_steps({"plain": 1000.0, "+ bf16 autocast": 2500.0, "+ torch.compile": None})
+    assert isinstance(ax, Axes)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["plain", "+ bf16 autocast", "+ torch.compile"]
+    widths = [patch.get_width() for patch in ax.patches]
+    assert widths == [1000.0, 2500.0]  # no bar for the step not measured
+    labels = [text.get_text() for text in ax.texts]
+    assert any("(2.50x)" in label for label in labels) and any("not measured" in label for label in labels)
+    assert ax.get_xlabel() == "tokens per second"
+
+
+@pytest.mark.parametrize("speeds", [{}, {"plain": None}, {"plain": 10.0, "+ TF32": -1.0}])
+def test_speed_steps_refuse_what_they_cannot_draw(speeds):
+    with pytest.raises(ValueError):
+        plots.plot_speed_steps(speeds)

@@ -2,13 +2,15 @@
 import pytest
 import torch
 
+from fake_gpus import pretend_gpu
 from gptcourse import pretrain
 
 
-def test_the_cpu_gets_the_small_run_and_cuda_the_gpt2_shape():
+def test_the_cpu_gets_the_small_run_and_cuda_the_gpt2_shape(monkeypatch):
     cpu = pretrain.pick_run("cpu")
     assert cpu.data == "the-verdict" and cpu.cfg["emb_dim"] == 128 and cpu.cfg["drop_rate"] == 0.0
     assert cpu.autocast_dtype is None and not cpu.fused_adamw and not cpu.compile
+    pretend_gpu(monkeypatch, "H100")
     gpu = pretrain.gpu_run("cuda")
     assert gpu.data == "tinyshakespeare"
     assert {k: gpu.cfg[k] for k in ("emb_dim", "n_heads", "n_layers", "vocab_size")} == {
@@ -20,7 +22,8 @@ def test_the_cpu_gets_the_small_run_and_cuda_the_gpt2_shape():
 
 def test_small_asks_for_the_cpu_run_on_any_device(monkeypatch):
     # Chapter 06 decodes with a model that knows the-verdict, on a GPU as well.
-    monkeypatch.setattr(pretrain, "gpu_run", lambda device: pytest.fail("small=True must not build the GPU run"))
+    pretend_gpu(monkeypatch, "H100")
+    monkeypatch.setattr(pretrain, "gpu_run", lambda *args: pytest.fail("small=True must not build the GPU run"))
     run = pretrain.pick_run("cuda", small=True)
     assert run.data == "the-verdict" and run.cfg == pretrain.cpu_run().cfg
     with pytest.raises(pytest.fail.Exception):
@@ -61,10 +64,12 @@ def test_training_progress_counts_training_steps_only():
     progress.close()
 
 
-@pytest.mark.parametrize("name, expected", [("NVIDIA H100 80GB HBM3", 989e12), ("Tesla T4", 65e12)])
-def test_peak_flops_are_looked_up_by_the_gpu_s_name(monkeypatch, name, expected):
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: name)
+@pytest.mark.parametrize("card, expected", [("H100", 989e12), ("T4", 65e12)])
+def test_peak_flops_are_looked_up_by_the_gpu_s_name(monkeypatch, card, expected):
+    pretend_gpu(monkeypatch, card)
     assert pretrain.peak_flops("cuda") == expected
+    assert pretrain.mfu(1e6, {"n_layers": 12, "context_length": 1024, "emb_dim": 768}, 124_439_808, "cuda") == (
+        1e6 * (6 * 124_439_808 + 12 * 12 * 1024 * 768) / expected)
 
 
 def test_a_quick_run_for_tests_that_only_need_the_notebook_to_run(monkeypatch):

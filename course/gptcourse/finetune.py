@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from .pretrain import QUICK_ENV_VAR
+from .runtime import runtime_profile
 
 
 @dataclass
@@ -53,7 +54,9 @@ def pick_finetune_run(device, base):
     """The fine-tuning run for a base model ("gpt2" or "small") on this device."""
     from .notebook import being_graded
 
-    on_gpu = torch.device(device).type == "cuda"
+    # Any GPU of gptcourse.runtime.PEAK_FLOPS holds these runs (GPT-2 small, batches of 8):
+    # only whether there is one decides.
+    on_gpu = runtime_profile(device).is_gpu
     if base == "small":
         run = FinetuneRun("small model, full run", num_epochs=5, lr=5e-4)
     elif on_gpu:

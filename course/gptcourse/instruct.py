@@ -19,9 +19,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import torch
-
 from .pretrain import QUICK_ENV_VAR
+from .runtime import runtime_profile
 
 
 @dataclass
@@ -58,7 +57,9 @@ def pick_instruction_run(device, base):
     """The fine-tuning run for a base model ("gpt2" or "small") on this device."""
     from .notebook import being_graded
 
-    on_gpu = torch.device(device).type == "cuda"
+    # Any GPU of gptcourse.runtime.PEAK_FLOPS holds these runs (GPT-2 small, batches of 8):
+    # only whether there is one decides.
+    on_gpu = runtime_profile(device).is_gpu
     if base == "small" and not on_gpu:
         run = InstructionRun("small model, CPU run", num_epochs=3, peak_lr=1e-3, min_lr=5e-5, eval_freq=30,
                              max_new_tokens=48)

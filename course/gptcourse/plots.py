@@ -4,7 +4,7 @@ of a GPT model (chapter 04: the architecture with its tensor shapes, LayerNorm, 
 functions, gradient sizes with and without shortcuts, parameter counts, next-token
 probabilities), pretraining (chapter 05: the probability of each target token, loss
 curves with the tokens seen, the learning-rate schedule, gradient norms before and after
-clipping, training runs compared), decoding (chapter 06: draws against probabilities,
+clipping, training runs compared, the speed of each step towards a fast GPU run), decoding (chapter 06: draws against probabilities,
 temperatures side by side, sorted probabilities with a top-k or top-p cut, the causal-mask
 block of a KV-cache chunk, time per generated token), and fine-tuning a GPT as a spam
 classifier (chapter 07: messages per class, message lengths in tokens with the padding they
@@ -1105,6 +1105,43 @@ def plot_runs_compared(runs, *, ax=None, title=None):
     ax.grid(True, axis="y", color="#eeeeee")
     ax.legend(frameon=False, fontsize=9)
     ax.set_title(title or "Training runs compared")
+    return ax
+
+
+def plot_speed_steps(speeds, *, unit="tokens per second", title=None, ax=None):
+    """Horizontal bars, one per step from a plain training step to a fast one, each labelled
+    with its value and its speed-up over the first bar; returns the Axes.
+
+    ``speeds``: ``{step name: value}`` (tokens per second, or MFU in percent with
+    ``unit="MFU (%)"``), drawn top to bottom in that order. A step not measured is None: it
+    gets a label and no bar.
+    """
+    if not speeds:
+        raise ValueError("speeds is empty: give {step name: tokens per second}.")
+    names, values = list(speeds), list(speeds.values())
+    measured = [v for v in values if v is not None]
+    if not measured or any(v <= 0 for v in measured):
+        raise ValueError("give at least one speed, and only positive ones (None for a step not measured).")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(MAX_FIGURE_WIDTH, 0.9 + 0.5 * len(names)), layout="constrained")
+    positions = np.arange(len(names))
+    first = values[0]
+    largest = max(measured)
+    for position, value in zip(positions, values):
+        if value is None:
+            ax.text(0.01 * largest, position, " not measured", va="center", fontsize=9, color="#777777")
+            continue
+        ax.barh(position, value, color=BAR_COLOUR, edgecolor="#3182bd")
+        ratio = f"  ({value / first:.2f}x)" if first and position > 0 else ""
+        shown = f"{value:,.0f}" if value >= 1000 else f"{value:.1f}"
+        ax.text(value + 0.01 * largest, position, f" {shown}{ratio}", va="center", fontsize=9)
+    ax.set_yticks(positions, names)
+    ax.invert_yaxis()  # the first step at the top
+    ax.set_xlim(0, largest * 1.3)  # room for the labels
+    ax.set_xlabel(unit)
+    ax.set_title(title or "From the plain training step to the fast one")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
     return ax
 
 

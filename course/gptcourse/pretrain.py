@@ -7,6 +7,9 @@ larger text. ``pick_run(device)`` makes that choice, so the notebook never has t
 ``model_flops_per_token`` and ``mfu`` say how well a run uses the hardware: model FLOPs
 utilisation is the share of the accelerator's peak arithmetic that the model's own
 matrix multiplications account for (PaLM paper, appendix B).
+
+What the GPU can do (number format, torch.compile, memory) is decided in one place,
+``gptcourse.runtime.runtime_profile``; this module sizes chapter 05's run from it.
 """
 from __future__ import annotations
 
@@ -17,10 +20,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-# Peak dense bf16/fp16 tensor-core throughput in FLOP/s, from the vendors' data sheets
-# (without sparsity). Matched against torch.cuda.get_device_name().
-PEAK_FLOPS = {"H200": 989e12, "H100": 989e12, "A100": 312e12, "L4": 121e12, "A10G": 125e12, "T4": 65e12,
-              "V100": 125e12}
+from .runtime import FORMAT_NAMES, runtime_profile
 
 
 @dataclass
@@ -39,7 +39,7 @@ class PretrainRun:
     weight_decay: float = 0.1
     eval_freq: int = 20
     eval_iter: int = 2
-    autocast_dtype: torch.dtype | None = None  # bf16 on a GPU: half the memory traffic, tensor cores
+    autocast_dtype: torch.dtype | None = None  # bf16 on a recent GPU: half the memory traffic, tensor cores
     fused_adamw: bool = False  # one kernel for the whole optimizer step (CUDA only)
     compile: bool = False  # torch.compile: fuses the small operations of each block
     notes: list = field(default_factory=list)
@@ -48,7 +48,7 @@ class PretrainRun:
         return max(1, int(self.warmup_fraction * steps_per_epoch * self.num_epochs))
 
     def autocast(self, device):
-        """The context to train in: bf16 autocast on a GPU run, nothing on the CPU."""
+        """The context to train in: autocast on a GPU run that has a fast format, nothing on the CPU."""
         if self.autocast_dtype is None:
             return contextlib.nullcontext()
         return torch.autocast(device_type=torch.device(device).type, dtype=self.autocast_dtype)
@@ -59,7 +59,7 @@ class PretrainRun:
                  f"context {cfg['context_length']}, dropout {cfg['drop_rate']}; on {self.data}, batch "
                  f"{self.batch_size}, {self.num_epochs} epochs, AdamW peak lr {self.peak_lr:g} with "
                  f"{self.warmup_fraction:.0%} warmup and cosine decay to {self.min_lr:g}"]
-        extras = [text for flag, text in ((self.autocast_dtype is not None, "bf16 autocast"),
+        extras = [text for flag, text in ((self.autocast_dtype is not None, FORMAT_NAMES[self.autocast_dtype]),
                                           (self.fused_adamw, "fused AdamW"), (self.compile, "torch.compile"))
                   if flag]
         if extras:
@@ -82,16 +82,33 @@ def cpu_run():
                        min_lr=4e-5, warmup_fraction=0.1, eval_freq=18, eval_iter=2)
 
 
-def gpu_run(device):
-    """The GPU run: the GPT-2 124M shape on tinyshakespeare, bf16, fused AdamW, compiled."""
+def gpu_run(device, profile=None):
+    """The GPU run: the GPT-2 124M shape on tinyshakespeare, with what the card offers
+    (gptcourse.runtime.runtime_profile): bf16 autocast where the card has bf16 tensor cores,
+    fused AdamW, torch.compile where it pays, and a batch of 16, or as large as the card's
+    memory holds. A card too small for GPT-2's shape trains the CPU run instead."""
+    profile = profile or runtime_profile(device)
     cfg = {"vocab_size": 50257, "context_length": 512, "emb_dim": 768, "n_heads": 12, "n_layers": 12,
            "drop_rate": 0.1, "qkv_bias": False}
-    compiles = _compile_works()
-    notes = [] if compiles else ["torch.compile is not available here (no Triton): running eagerly"]
-    return PretrainRun("GPU run", "tinyshakespeare", cfg, batch_size=16, num_epochs=3, peak_lr=6e-4, initial_lr=6e-6,
-                       min_lr=6e-5, warmup_fraction=0.05, eval_freq=50, eval_iter=5,
-                       autocast_dtype=torch.bfloat16 if _bf16_works(device) else None, fused_adamw=True,
-                       compile=compiles, notes=notes)
+    notes = [f"device: {profile.describe()}".replace("\n", "\n  ")]
+    # Your train_model calls loss.backward() and optimizer.step() itself, with no place for a
+    # gradient scaler, and fp16 training needs one: where fp16 is the card's fast format (a
+    # T4), the run trains in float32. Chapter 05's last section trains with fp16 and a scaler.
+    autocast_dtype = None if profile.grad_scaler else profile.autocast_dtype
+    if profile.grad_scaler:
+        notes.append("this run: float32, since fp16 needs a gradient scaler that train_model does not have")
+    batch_size = profile.largest_batch(cfg, half_precision=autocast_dtype is not None)
+    if batch_size is None:
+        run = cpu_run()
+        run.notes.append(f"{profile.name}'s memory is too small for GPT-2's shape: training the CPU run on it")
+        return run
+    if batch_size < 16:
+        notes.append(f"batch {batch_size} instead of 16: the most this card's memory holds, by "
+                     f"gptcourse.runtime.training_memory_bytes")
+    return PretrainRun("GPU run", "tinyshakespeare", cfg, batch_size=batch_size, num_epochs=3, peak_lr=6e-4,
+                       initial_lr=6e-6, min_lr=6e-5, warmup_fraction=0.05, eval_freq=50, eval_iter=5,
+                       autocast_dtype=autocast_dtype, fused_adamw=profile.fused_adamw, compile=profile.compile,
+                       notes=notes)
 
 
 # Set (to anything but "") by the course's tests that run a notebook only to see that it runs
@@ -108,7 +125,11 @@ def pick_run(device, small=False):
     autograde run stays short)."""
     from .notebook import being_graded
 
-    run = gpu_run(device) if torch.device(device).type == "cuda" and not small else cpu_run()
+    if small:
+        run = cpu_run()
+    else:
+        profile = runtime_profile(device)
+        run = gpu_run(device, profile) if profile.is_gpu else cpu_run()
     if os.environ.get(QUICK_ENV_VAR) or being_graded():
         why = f"{QUICK_ENV_VAR} is set" if os.environ.get(QUICK_ENV_VAR) else "nbgrader is running this notebook"
         run.num_epochs = 1
@@ -120,18 +141,6 @@ def make_optimizer(model, run):
     """AdamW with the run's peak rate and weight decay (fused into one kernel where asked)."""
     options = {"fused": True} if run.fused_adamw else {}
     return torch.optim.AdamW(model.parameters(), lr=run.peak_lr, weight_decay=run.weight_decay, **options)
-
-
-def _bf16_works(device):
-    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-
-
-def _compile_works():
-    try:
-        import triton  # noqa: F401  (torch.compile's GPU backend)
-    except ImportError:
-        return False
-    return True
 
 
 # ------------------------------------------------------------------------------------------
@@ -149,11 +158,10 @@ def model_flops_per_token(cfg, num_parameters):
 
 
 def peak_flops(device):
-    """The accelerator's peak bf16 FLOP/s, or None when it is not in the table (or a CPU)."""
-    if torch.device(device).type != "cuda":
-        return None
-    name = torch.cuda.get_device_name(torch.device(device))
-    return next((flops for key, flops in PEAK_FLOPS.items() if key in name), None)
+    """The GPU's peak dense tensor-core FLOP/s (bf16, or fp16 on a 7.x card: see
+    gptcourse.runtime.PEAK_FLOPS), or None when it is not in the table (or a CPU)."""
+    peak = runtime_profile(device).peak
+    return None if peak is None else peak.flops
 
 
 def mfu(tokens_per_second, cfg, num_parameters, device):
