@@ -161,8 +161,10 @@ def _link_targets(folder):
         for name in dirs + files:
             path = os.path.join(here, name)
             if os.path.islink(path) and os.path.exists(path):
-                target = os.path.realpath(path)
-                found.add(target if os.path.isdir(target) else os.path.dirname(target))
+                # The folder as the link names it (it may pass through further links, as
+                # ../shared does in a CI checkout): bound there and where it really is.
+                named = os.path.normpath(os.path.join(here, os.readlink(path)))
+                found.add(named if os.path.isdir(named) else os.path.dirname(named))
     return found
 
 

@@ -242,10 +242,14 @@ def test_pretrained_base_on_a_cpu_is_gpt2_and_computes_what_the_checkpoint_compu
     assert instruct.name == "GPT-2 on a CPU, a shortened run" and instruct.train_batches == 40
 
 
-def test_pretrained_base_on_a_faked_gpu_moves_gpt2_there_and_leads_to_the_book_s_runs(standin_as_gpt2_small):
-    """No CUDA here: a GPTModel whose .to() only notes the device stands in for the move; the
-    runs are picked from the device's type, as on a real GPU."""
+def test_pretrained_base_on_a_faked_gpu_moves_gpt2_there_and_leads_to_the_book_s_runs(standin_as_gpt2_small,
+                                                                                      monkeypatch):
+    """No CUDA here: a GPTModel whose .to() only notes the device stands in for the move, and an
+    H100's properties stand in for the card the runs are picked for (tests/fake_gpus.py)."""
+    from fake_gpus import pretend_gpu
     from grader.reference.ch04_gpt_model import GPTModel
+
+    pretend_gpu(monkeypatch, "H100")
 
     class NotesItsDevice(GPTModel):
         def to(self, device):

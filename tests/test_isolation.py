@@ -340,11 +340,14 @@ def test_files_linked_into_a_data_mirror_are_visible_in_the_sandbox(tmp_path, mo
     elsewhere = tmp_path / "shared-disk"
     elsewhere.mkdir()
     (elsewhere / "the-verdict.txt").write_text("text")
+    (tmp_path / "shared").symlink_to(elsewhere)  # the link's target passes through another link
     mirror = tmp_path / "mirror"
     (mirror / "gpt2").mkdir(parents=True)
-    (mirror / "the-verdict.txt").symlink_to(elsewhere / "the-verdict.txt")
+    (mirror / "the-verdict.txt").symlink_to(tmp_path / "shared" / "the-verdict.txt")
     (mirror / "gpt2" / "broken").symlink_to(tmp_path / "nowhere")  # a dangling link binds nothing
     monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror))
-    bound = {destination for _, destination in sandbox._python_paths()}
-    assert str(elsewhere) in bound or any(str(elsewhere).startswith(b + os.sep) for b in bound)
-    assert str(tmp_path / "nowhere") not in bound
+    pairs = set(sandbox._python_paths())
+    # The real folder, at the path the link names (through the other link) and where it really is.
+    assert (str(elsewhere), str(tmp_path / "shared")) in pairs
+    assert (str(elsewhere), str(elsewhere)) in pairs
+    assert not any(str(tmp_path / "nowhere") in destination for _, destination in pairs)
