@@ -37,20 +37,30 @@ from .runtime import gpt_parameter_count
 
 VOCAB_MULTIPLE = 64
 
-# Figures recorded on GPUs for GPT-2 124M at a context of 1,024 tokens and a batch of 16
-# (benchmarks/gpu_pretrain_bench.py; docs/benchmarks.md has them with how they were taken):
-# {where and when: {steps: (tokens per second or None where not reported, MFU)}}. Chapter 05
-# shows them on a machine without a GPU. The ladder of speed_ladder, rung by rung, has not been
-# measured on a GPU yet.
+# Figures recorded on GPUs (docs/benchmarks.md has them with how they were taken), which
+# chapter 05 shows on a machine without a GPU: {where and when: {step: (tokens per second,
+# MFU)}}, each step adding one change to those above it, as in speed_ladder. Batch 16, and
+# for the last step the largest batch tried: 64 in the benchmark, 32 in the notebook.
 RECORDED_LADDERS = {
-    "NVIDIA H100 80GB HBM3, torch 2.11.0, 2026-11-24": {
-        "bf16 autocast + fused AdamW": (70_756, 0.078),
-        "+ torch.compile": (215_853, 0.238),
+    "NVIDIA H100 80GB HBM3, torch 2.11.0, 2026-11-27: the benchmark, context 1,024": {
+        "plain": (36_601, 0.040),
+        "+ TF32": (67_385, 0.074),
+        "+ bf16 autocast": (71_254, 0.079),
+        "+ fused AdamW": (72_378, 0.080),
+        "+ flash attention": (118_834, 0.131),
+        "+ padded vocabulary": (140_161, 0.155),
+        "+ torch.compile": (348_151, 0.384),
+        "+ largest batch": (381_894, 0.421),
     },
-    "NVIDIA H200, reported in issue 24": {
-        "bf16 autocast + fused AdamW + torch.compile": (253_653, 0.280),
-        "+ flash attention": (None, 0.354),
-        "+ padded vocabulary": (None, 0.413),
+    "the same H100: section 9's measuring cell, section 8's shape, context 512": {
+        "plain": (39_731, 0.041),
+        "+ TF32": (75_960, 0.079),
+        "+ bf16 autocast": (82_152, 0.086),
+        "+ fused AdamW": (84_710, 0.088),
+        "+ flash attention": (112_644, 0.118),
+        "+ padded vocabulary": (131_987, 0.138),
+        "+ torch.compile": (278_808, 0.291),
+        "+ largest batch": (354_821, 0.370),
     },
 }
 
