@@ -1,0 +1,185 @@
+"""Record what the course's checking says about a fixed set of code, and compare two records.
+
+    python benchmarks/behaviour_snapshot.py record FILE [--parts corpus class selfcheck] [--students 20]
+    python benchmarks/behaviour_snapshot.py compare BEFORE AFTER
+
+For changes that must leave behaviour alone (a refactoring, issue 26): record before the first
+step, record again after the last, compare. Three parts:
+
+- corpus     every item of tests/corpus graded by `python -m grader grade` in one batch, as
+             tests/test_grader_corpus.py builds them (the first wrong and correct item of each
+             task with its whole chapter, the others alone), seed 4242, CPU: the grader's
+             grades.json and every record of results.jsonl;
+- class      benchmarks/class_bench.py's class of --students students (seed 1234: correct
+             students, students with corpus mistakes, broken notebooks), graded the same way;
+- selfcheck  the public self-check (gptcourse.check) on every corpus item, loaded as the
+             self-check tests load it: "passed", or the message it failed with.
+
+Timings and the output folder's own paths are taken out of what is recorded (they differ from
+run to run); everything else must be identical, byte for byte once written with sorted keys:
+grades, points, statuses, messages, error types. `compare` prints the first differences of
+each part and exits with status 1 when there are any. It asserts nothing else: it is not a
+test, and a record takes some minutes (the corpus batch, the class and about 600 self-checks).
+"""
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(REPO, "tests"), os.path.join(REPO, "course"), REPO]
+
+PARTS = ("corpus", "class", "selfcheck")
+# Keys whose values change from run to run: times, and where the output folder happened to be.
+VOLATILE_KEYS = {"seconds", "elapsed", "elapsed_s", "wall_s", "started", "finished", "duration", "time",
+                 "timestamp", "created", "host_seconds", "out", "path", "graded_at"}
+
+
+def without_volatile(value):
+    """A copy of a JSON value without the keys that differ from run to run."""
+    if isinstance(value, dict):
+        return {key: without_volatile(item) for key, item in value.items()
+                if key not in VOLATILE_KEYS and not key.endswith(("_seconds", "_s", "_at"))}
+    if isinstance(value, list):
+        return [without_volatile(item) for item in value]
+    return value
+
+
+def graded_folder(out):
+    """What the grader wrote to `out` that says how the code was graded."""
+    with open(os.path.join(out, "grades.json"), encoding="utf-8") as file:
+        grades = json.load(file)
+    with open(os.path.join(out, "results.jsonl"), encoding="utf-8") as file:
+        results = [json.loads(line) for line in file if line.strip()]
+    results.sort(key=lambda record: (str(record.get("submission")), str(record.get("task"))))
+    return {"grades.json": without_volatile(grades), "results.jsonl": without_volatile(results)}
+
+
+def record_corpus(workdir):
+    from pathlib import Path
+
+    from factory import corpus_items, filled_notebook, run_grader, write_notebook
+    from test_grader_corpus import SEED, WHOLE_CHAPTER, only_task_notebook
+
+    root = Path(workdir) / "corpus"
+    for item in corpus_items():
+        notebook = filled_notebook(item.chapter, {item.task: item.source})
+        if item.id not in WHOLE_CHAPTER:
+            notebook = only_task_notebook(notebook, item.task)
+        write_notebook(notebook, root / "submissions" / item.id / f"{item.chapter}.ipynb")
+    run_grader([root / "submissions"], root / "out", "--jobs", "2", "--seed", SEED, "--device", "cpu")
+    return graded_folder(root / "out")
+
+
+def record_class(workdir, students):
+    import subprocess
+
+    folder = os.path.join(workdir, "class")
+    subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "class_bench.py"), "--students", str(students),
+                    "--jobs", "2", "--nbgrader-slice", "0", "--workdir", folder], cwd=REPO, check=True,
+                   stdout=subprocess.DEVNULL)
+    outs = [os.path.join(folder, name) for name in sorted(os.listdir(folder))
+            if os.path.isfile(os.path.join(folder, name, "grades.json"))]
+    if len(outs) != 1:
+        raise SystemExit(f"expected one graded folder under {folder}, found {outs}")
+    return graded_folder(outs[0])
+
+
+def record_selfchecks():
+    from factory import corpus_items
+    from gptcourse import SelfCheckFailed, check
+    from test_selfcheck import load
+
+    outcomes = {}
+    for item in corpus_items():
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                check(item.task, *load(item.source, item.task))
+            outcome = "passed"
+        except SelfCheckFailed as failure:
+            outcome = f"failed: {failure}"
+        except Exception as error:  # noqa: BLE001 - the code under test may raise anything
+            outcome = f"error: {type(error).__name__}: {error}"
+        outcomes[f"{item.task} {item.id}"] = outcome
+    return outcomes
+
+
+def record(path, parts, students):
+    os.environ.setdefault("GPTCOURSE_DATA_MIRROR", os.path.join(REPO, "..", "shared", "data"))
+    snapshot = {}
+    with tempfile.TemporaryDirectory(prefix="snapshot-") as workdir:
+        if "corpus" in parts:
+            snapshot["corpus"] = record_corpus(workdir)
+            print(f"corpus: {len(snapshot['corpus']['results.jsonl'])} records", flush=True)
+        if "class" in parts:
+            snapshot["class"] = record_class(workdir, students)
+            print(f"class: {len(snapshot['class']['results.jsonl'])} records", flush=True)
+        if "selfcheck" in parts:
+            snapshot["selfcheck"] = record_selfchecks()
+            print(f"selfcheck: {len(snapshot['selfcheck'])} items", flush=True)
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(snapshot, file, sort_keys=True, indent=1)
+    print(f"written: {path}")
+
+
+def differences(before, after, where="", limit=10):
+    """The first `limit` places where two JSON values differ, as lines."""
+    found = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            if key not in after or key not in before:
+                found.append(f"{where}/{key}: only {'before' if key in before else 'after'}")
+            else:
+                found += differences(before[key], after[key], f"{where}/{key}", limit - len(found))
+            if len(found) >= limit:
+                break
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for index, (a, b) in enumerate(zip(before, after)):
+            found += differences(a, b, f"{where}[{index}]", limit - len(found))
+            if len(found) >= limit:
+                break
+    elif before != after:
+        found.append(f"{where}: {json.dumps(before)[:300]} -> {json.dumps(after)[:300]}")
+    return found[:limit]
+
+
+def compare(before_path, after_path):
+    with open(before_path, encoding="utf-8") as a, open(after_path, encoding="utf-8") as b:
+        before, after = json.load(a), json.load(b)
+    same = True
+    for part in sorted(set(before) | set(after)):
+        if part not in before or part not in after:
+            print(f"{part}: recorded only {'before' if part in before else 'after'}")
+            same = False
+            continue
+        identical = json.dumps(before[part], sort_keys=True) == json.dumps(after[part], sort_keys=True)
+        print(f"{part}: {'identical' if identical else 'DIFFERENT'}")
+        for line in ([] if identical else differences(before[part], after[part])):
+            print(f"  {line}")
+        same &= identical
+    return 0 if same else 1
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    rec = commands.add_parser("record")
+    rec.add_argument("file")
+    rec.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    rec.add_argument("--students", type=int, default=20)
+    cmp_ = commands.add_parser("compare")
+    cmp_.add_argument("before")
+    cmp_.add_argument("after")
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        record(args.file, args.parts, args.students)
+        return 0
+    return compare(args.before, args.after)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
