@@ -17,7 +17,7 @@ JOBS ?= 2
 # Where `make dist` puts the student package's wheel (git-ignored).
 DIST ?= dist
 
-.PHONY: setup test lab release dist workshop grade bench clean
+.PHONY: setup test test-fast lab release dist workshop grade bench clean
 
 setup: $(VENV)/.installed
 
@@ -30,6 +30,11 @@ $(VENV)/.installed: pyproject.toml course/pyproject.toml
 
 test: setup
 	$(PY) -m pytest -q
+
+# The edit loop: everything but the tests marked slow (notebooks run top to bottom, nbgrader,
+# fresh virtual environments). make test runs those too, and CI runs make test.
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
 
 lab: setup
 	$(VENV)/bin/jupyter lab course/

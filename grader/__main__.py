@@ -12,6 +12,8 @@ import json
 import os
 import sys
 
+from grader import gradefolder
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m grader", description="Grade course submissions.")
@@ -85,7 +87,7 @@ def _stopped(error):
 def _isolation_of(out_dir):
     """The isolation this run used, as recorded in run.json."""
     try:
-        with open(os.path.join(out_dir, "run.json"), encoding="utf-8") as f:
+        with open(os.path.join(out_dir, gradefolder.RUN), encoding="utf-8") as f:
             return json.load(f).get("isolation")
     except (OSError, ValueError, AttributeError):
         return None
@@ -96,13 +98,13 @@ def _write_class_report(out_dir):
     from grader.class_report import write_report
 
     try:
-        with open(os.path.join(out_dir, "grades.json"), encoding="utf-8") as f:
+        with open(os.path.join(out_dir, gradefolder.GRADES_JSON), encoding="utf-8") as f:
             records = json.load(f)
     except (OSError, ValueError) as exc:
         print(f"error: cannot read {os.path.join(out_dir, 'grades.json')}: {exc}", file=sys.stderr)
         return 1
     try:
-        with open(os.path.join(out_dir, "run.json"), encoding="utf-8") as f:
+        with open(os.path.join(out_dir, gradefolder.RUN), encoding="utf-8") as f:
             run = json.load(f)
     except (OSError, ValueError):
         run = {}  # the report says what it can without it

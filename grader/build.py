@@ -19,15 +19,11 @@ import tempfile
 
 import nbformat
 
-from gptcourse import records
+from gptcourse import conventions, records
 from gptcourse.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
 from grader.nbgrader_course import make_course
 from grader.paths import (  # noqa: F401 - SOLUTIONS, nbgrader_command: imported from here by other tools
     COURSE, FIXTURES, REFERENCE, ROOT, SOLUTIONS, master_path, nbgrader_command)
-
-SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
-HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
-
 
 # ------------------------------------------------------------------------------------------
 # Reading masters
@@ -37,49 +33,25 @@ def read_notebook(path):
     return nbformat.read(path, as_version=4)
 
 
-def nbgrader_meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def strip_markers(source, markers=SOLUTION_MARKERS):
-    """The cell's source without the marker lines themselves."""
-    lines = [line for line in source.splitlines() if line.strip() not in markers]
-    return "\n".join(lines).strip("\n") + "\n"
-
-
-def without_hidden_tests(source):
-    """The check cell as students see it: nbgrader drops the hidden-test region."""
-    kept, hidden = [], False
-    for line in source.splitlines():
-        if line.strip() == HIDDEN_MARKERS[0]:
-            hidden = True
-        elif line.strip() == HIDDEN_MARKERS[1]:
-            hidden = False
-        elif not hidden:
-            kept.append(line)
-    return "\n".join(kept).strip("\n") + "\n"
-
-
 def chapter_manifest(chapter):
     """What the grader needs from a master: setup code, carry-over code, tasks with points."""
     nb = read_notebook(master_path(chapter))
     setup, carry, tasks = [], [], {}
     for cell in nb.cells:
-        meta = nbgrader_meta(cell)
-        grade_id = meta.get("grade_id", "")
+        grade_id = conventions.grade_id(cell)
         if cell.cell_type != "code":
             continue
-        if "setup" in cell.metadata.get("tags", []):
+        if conventions.SETUP_TAG in conventions.tags(cell):
             setup.append(cell.source.strip("\n") + "\n")
-        elif grade_id.startswith("carry_"):
+        elif conventions.is_kind(grade_id, conventions.CARRY):
             carry.append(carried_reference_import(task_of_cell(grade_id)))
-        elif grade_id.startswith("task_"):
+        elif conventions.is_kind(grade_id, conventions.SOLUTION):
             task = task_of_cell(grade_id)
-            tasks.setdefault(task.id, {})["source"] = strip_markers(cell.source)
-        elif grade_id.startswith("check_"):
+            tasks.setdefault(task.id, {})["source"] = conventions.strip_markers(cell.source)
+        elif conventions.is_kind(grade_id, conventions.CHECK):
             task = task_of_cell(grade_id)
-            tasks.setdefault(task.id, {})["points"] = meta["points"]
-            tasks[task.id]["check_source"] = without_hidden_tests(cell.source)
+            tasks.setdefault(task.id, {})["points"] = conventions.nbgrader_metadata(cell)["points"]
+            tasks[task.id]["check_source"] = conventions.without_hidden_tests(cell.source)
     expected = [task.id for task in tasks_of(chapter)]
     if sorted(tasks) != sorted(expected) or any(len(t) != 3 for t in tasks.values()):
         raise ValueError(f"{master_path(chapter)}: expected a solution cell and a check cell for "

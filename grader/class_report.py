@@ -24,9 +24,10 @@ import re
 import statistics
 import urllib.parse
 
-from grader.report import safe_name, write_atomically
+from grader import gradefolder
+from grader.gradefolder import safe_name, write_atomically
 
-REPORT_NAME = "report.html"
+REPORT_NAME = gradefolder.REPORT
 TOP_MISTAKES = 5  # per task
 TOP_SLOW = 10  # tasks and submissions in the timing tables
 MAX_LABEL = 180  # characters of a mistake's label
@@ -428,7 +429,7 @@ def _header(records, submissions, tasks, out_dir, run, now):
     statuses = {s: sum(r.get("status") == s for r in records) for s in STATUS_ORDER}
     devices = sorted({str(r.get("device")) for r in records if r.get("device")})
     seeds = sorted({str(r.get("seed")) for r in records if r.get("seed") is not None})
-    graded = os.path.join(out_dir, "grades.json")
+    graded = os.path.join(out_dir, gradefolder.GRADES_JSON)
     graded_at = (datetime.datetime.fromtimestamp(os.path.getmtime(graded)).astimezone().strftime("%Y-%m-%d %H:%M %Z")
                  if os.path.exists(graded) else "—")
     isolation = run.get("isolation") if isinstance(run.get("isolation"), dict) else {}
@@ -569,7 +570,7 @@ def _timing_section(task_ids, tasks, submissions):
 def feedback_link(submission, out_dir):
     """(relative href, whether the file exists) of a submission's feedback file."""
     file_name = f"{safe_name(submission)}.md"
-    exists = os.path.isfile(os.path.join(out_dir, "feedback", file_name))
+    exists = os.path.isfile(os.path.join(out_dir, gradefolder.FEEDBACK, file_name))
     return "feedback/" + urllib.parse.quote(file_name), exists
 
 

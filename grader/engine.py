@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from gptcourse.tasks import CHAPTERS, TASKS, TASKS_BY_ID, carried_tasks, chapters_for, get_task, tasks_of
-from grader import preflight, report, sandbox
+from grader import gradefolder, preflight, report, sandbox
 from grader.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, readable
 from grader.verdict import verdict
 
@@ -184,7 +184,7 @@ def _grade_all(paths, submissions, settings, manifest, isolation, workers):
                 else:
                     pending.append((key, submission, notebook, task))
 
-    results_path = os.path.join(settings.out_dir, "results.jsonl")
+    results_path = os.path.join(settings.out_dir, gradefolder.RESULTS)
     with _open_results(results_path) as results_file:
         for key, record in _grade_pending(pending, manifest, expectations, settings, run, workers):
             records_by_key[key] = record
@@ -194,9 +194,9 @@ def _grade_all(paths, submissions, settings, manifest, isolation, workers):
     workers.end_strays()
     ordered = [records_by_key[k] for k in sorted(records_by_key, key=_record_order(records_by_key))]
     # Rewritten from memory: a line appended by anyone else during the run does not survive it.
-    report.write_atomically(results_path, "".join(json.dumps(r) + "\n" for r in ordered))
+    gradefolder.write_atomically(results_path, "".join(json.dumps(r) + "\n" for r in ordered))
     report.write_all(ordered, settings.out_dir, run)
-    report.write_atomically(os.path.join(settings.out_dir, "run.json"), json.dumps(run, indent=1))
+    gradefolder.write_atomically(os.path.join(settings.out_dir, gradefolder.RUN), json.dumps(run, indent=1))
     return ordered
 
 
@@ -219,9 +219,9 @@ def _open_results(path):
 
 
 def _remove_unfinished_writes(out_dir):
-    """Remove the temporary files (report.write_atomically's `.writing-*`) of a run killed while it
+    """Remove the temporary files (gradefolder.write_atomically's `.writing-*`) of a run killed while it
     wrote its grade files: this run writes every one of those files again."""
-    for folder in (out_dir, os.path.join(out_dir, "feedback")):
+    for folder in (out_dir, os.path.join(out_dir, gradefolder.FEEDBACK)):
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -256,7 +256,7 @@ def _run_settings(settings, isolation, paths=()):
 
     The graded paths (absolute) and the limits are recorded too: `python -m grader regrade`
     grades the same submissions again with them (grader/regrade.py)."""
-    path = os.path.join(settings.out_dir, "run.json")
+    path = os.path.join(settings.out_dir, gradefolder.RUN)
     try:
         with open(path, encoding="utf-8") as f:
             previous = json.load(f)
@@ -271,7 +271,7 @@ def _run_settings(settings, isolation, paths=()):
            "isolation": isolation.to_data(),
            "paths": [os.path.abspath(p) for p in paths], "timeout": settings.timeout,
            "memory_mb": settings.memory_mb}
-    report.write_atomically(path, json.dumps(run, indent=1))
+    gradefolder.write_atomically(path, json.dumps(run, indent=1))
     return run
 
 
@@ -304,7 +304,7 @@ def _load_results(out_dir, run, manifest):
     A line that is not kept just means that task is graded again.
     """
     done = {}
-    path = os.path.join(out_dir, "results.jsonl")
+    path = os.path.join(out_dir, gradefolder.RESULTS)
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.readlines()

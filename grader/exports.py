@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from gptcourse import tasks as _tasks
 from gptcourse.tasks import CHAPTERS, get_task, tasks_of
+from grader import gradefolder
 
 FORMATS = ("canvas", "moodle")
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
@@ -82,7 +83,7 @@ class Student:
 
 def load_records(out_dir):
     """The task records of a graded folder (its grades.json)."""
-    path = os.path.join(out_dir, "grades.json")
+    path = os.path.join(out_dir, gradefolder.GRADES_JSON)
     try:
         with open(path, encoding="utf-8") as f:
             records = json.load(f)
@@ -148,20 +149,14 @@ def read_roster(path):
 # ------------------------------------------------------------------------------------------
 
 def chapter_title(chapter):
-    """'Chapter 02 — Attention and causal masking': the heading of the chapter's master."""
-    from grader.paths import COURSE, master_path
+    """'Chapter 02 — Attention and causal masking': the chapter's heading in the course table
+    (its notebook's first line, tests/test_chapter_structure.py checks)."""
+    from gptcourse.course import get_chapter
 
-    for path in (master_path(chapter), os.path.join(COURSE, f"{chapter}.ipynb")):
-        try:
-            with open(path, encoding="utf-8") as f:
-                cells = json.load(f)["cells"]
-            source = "".join(cells[0]["source"]) if cells else ""
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            continue
-        heading = source.strip().splitlines()[0].lstrip("#").strip() if source.strip() else ""
-        if heading:
-            return heading
-    return f"Chapter {chapter.split('_')[0]}"
+    try:
+        return get_chapter(chapter).heading
+    except KeyError:
+        return f"Chapter {chapter.split('_')[0]}"
 
 
 def task_title(task_id):
@@ -326,7 +321,7 @@ def export(out_dir, fmt, out_file, roster_path=None, per="chapter", bom=True):
             print(f"note: {len(absent)} roster student(s) without a graded submission get empty grades: "
                   f"{', '.join(absent)}", file=sys.stderr)
     rows = (canvas_rows if fmt == "canvas" else moodle_rows)(records, roster, per)
-    from grader.report import write_atomically
+    from grader.gradefolder import write_atomically
 
     folder = os.path.dirname(os.path.abspath(out_file))
     os.makedirs(folder, exist_ok=True)

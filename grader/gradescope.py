@@ -45,6 +45,7 @@ import time
 import zipfile
 
 from gptcourse.tasks import CHAPTERS, tasks_of
+from grader import gradefolder
 
 DEFAULT_ROOT = "/autograder"
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gradescope_scripts")
@@ -74,7 +75,7 @@ class GradescopeError(Exception):
 
 def build(out_file, settings):
     """Write the autograder zip; returns the number of files in it."""
-    from grader.report import write_atomically
+    from grader.gradefolder import write_atomically
 
     entries = list(bundle_entries(settings))
     buffer = io.BytesIO()
@@ -171,7 +172,7 @@ def run(root):
     results["execution_time"] = round(time.time() - started)
     results_dir = os.path.join(root, "results")
     os.makedirs(results_dir, exist_ok=True)
-    from grader.report import write_atomically
+    from grader.gradefolder import write_atomically
 
     write_atomically(os.path.join(results_dir, "results.json"), json.dumps(results, indent=1))
     print(f"wrote {os.path.join(results_dir, 'results.json')}: "
@@ -191,8 +192,8 @@ def grade_submission(root, settings, work):
     source = os.path.join(root, "source")
     if subprocess.run(command, cwd=source, env=_grading_env(source, work)).returncode != 0:
         return machine_problem_results("the grade command failed; its log is in the autograder's stdout")
-    return results_json(_read_json(os.path.join(out, "grades.json")), settings,
-                        _read_json(os.path.join(out, "run.json")), notes)
+    return results_json(_read_json(os.path.join(out, gradefolder.GRADES_JSON)), settings,
+                        _read_json(os.path.join(out, gradefolder.RUN)), notes)
 
 
 def grade_command(staged, out, settings):

@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 
+from gptcourse import conventions
 from gptcourse.tasks import CHAPTERS, task_of_cell
 from grader.paths import NBGRADER_CONFIG, ROOT, master_path, nbgrader_command
 
@@ -109,6 +110,6 @@ def scores(root):
             for notebook in assignment.notebooks:
                 for submitted in gradebook.notebook_submissions(notebook.name, assignment.name):
                     for grade in submitted.grades:
-                        if grade.name.startswith("check_"):
+                        if conventions.is_kind(grade.name, conventions.CHECK):
                             found[(submitted.student.id, task_of_cell(grade.name).id)] = (grade.score, grade.max_score)
     return found

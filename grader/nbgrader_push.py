@@ -36,6 +36,7 @@ import subprocess
 import sys
 import warnings
 
+from gptcourse import conventions
 from gptcourse.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
 
 
@@ -92,7 +93,7 @@ def notebook_chapters(layout):
     found = {}
     for notebook, cells in (layout or {}).items():
         chapters = {task_of_cell(name).chapter for name in cells
-                    if name.startswith("check_") and task_of_cell(name)}
+                    if conventions.is_kind(name, conventions.CHECK) and task_of_cell(name)}
         if len(chapters) > 1:
             raise PushError(f"the notebook {notebook!r} holds check cells of several chapters "
                             f"({', '.join(sorted(chapters))}); one notebook is one chapter")

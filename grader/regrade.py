@@ -22,13 +22,15 @@ import json
 import os
 import sys
 
+from grader import gradefolder
+
 
 class RegradeError(Exception):
     """The regrade cannot be done as asked (the message says why and what to do)."""
 
 
 def read_run(out_dir):
-    path = os.path.join(out_dir, "run.json")
+    path = os.path.join(out_dir, gradefolder.RUN)
     try:
         with open(path, encoding="utf-8") as f:
             run = json.load(f)
@@ -58,7 +60,7 @@ def graded_paths(run, given, out_dir):
 
 def read_results(out_dir):
     """[(line as bytes, record dict or None)] of DIR/results.jsonl, in file order."""
-    path = os.path.join(out_dir, "results.jsonl")
+    path = os.path.join(out_dir, gradefolder.RESULTS)
     try:
         with open(path, "rb") as f:
             lines = f.read().splitlines(keepends=True)
@@ -114,10 +116,8 @@ def remove_records(out_dir, wanted, results=None):
     results = read_results(out_dir) if results is None else results
     removed = [r for _, r in results if r is not None and wanted(r)]
     if removed:
-        from grader import report
-
         kept = b"".join(line for line, r in results if r is None or not wanted(r))
-        report.write_atomically(os.path.join(out_dir, "results.jsonl"), kept)  # bytes: kept lines exactly
+        gradefolder.write_atomically(os.path.join(out_dir, gradefolder.RESULTS), kept)  # bytes: kept lines exactly
     return removed
 
 

@@ -3,46 +3,22 @@
 Feedback shows each task's status, points and message, never the hidden tests' code.
 """
 import csv
-import hashlib
 import io
 import json
 import os
-import re
 import sys
-import tempfile
 
 from gptcourse.tasks import TASKS
+from grader import gradefolder
+from grader.gradefolder import safe_name, write_atomically
 
 STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "⚠️", "timeout": "⏱️"}
 
 
-def write_atomically(path, data):
-    """Write a whole file or nothing: a temporary file beside it, then a rename over it.
-
-    The rename replaces whatever is at `path` (a file, or a link someone put there) in one
-    step, so readers never see half a file and nothing written there before survives.
-    `data` is text (written as UTF-8) or bytes (written exactly as they are).
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".writing-", dir=folder)
-    try:
-        if isinstance(data, bytes):
-            f = os.fdopen(handle, "wb")
-        else:
-            f = os.fdopen(handle, "w", encoding="utf-8", newline="", errors="backslashreplace")
-        with f:
-            f.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
-
 def write_all(records, out_dir, run):
-    write_atomically(os.path.join(out_dir, "grades.json"), json.dumps(records, indent=1))
-    write_atomically(os.path.join(out_dir, "grades.csv"), csv_text(records))
-    feedback_dir = os.path.join(out_dir, "feedback")
+    write_atomically(os.path.join(out_dir, gradefolder.GRADES_JSON), json.dumps(records, indent=1))
+    write_atomically(os.path.join(out_dir, gradefolder.GRADES_CSV), csv_text(records))
+    feedback_dir = os.path.join(out_dir, gradefolder.FEEDBACK)
     if os.path.islink(feedback_dir) or (os.path.exists(feedback_dir) and not os.path.isdir(feedback_dir)):
         os.unlink(feedback_dir)  # not ours: a folder is made below
     os.makedirs(feedback_dir, exist_ok=True)
@@ -69,18 +45,6 @@ def by_submission(records):
     for record in records:
         grouped.setdefault(record["submission"], []).append(record)
     return grouped
-
-
-def safe_name(name):
-    """A file name for a submission id: letters, digits, '.', '_' and '-' only.
-
-    When characters had to be replaced, a short hash of the id is added, so that two ids
-    that differ only there ("a b", "a_b") never share a feedback file.
-    """
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "submission"
-    if safe != name:
-        safe += "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return safe
 
 
 def csv_text(records):

@@ -28,6 +28,7 @@ import stat
 import zipfile
 from dataclasses import dataclass, field
 
+from gptcourse import conventions
 from gptcourse.tasks import CHAPTERS, get_task, task_of_cell
 
 # Limits on what one submission may make the grader read. A notebook with its plots inline
@@ -334,9 +335,7 @@ def _kind(value):
 
 def _plain_cell(cell, index):
     """A cell as the grader uses it; `problem` says why it cannot be graded (None: it can)."""
-    metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-    nbgrader = metadata.get("nbgrader") if isinstance(metadata.get("nbgrader"), dict) else {}
-    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader.get("grade_id"), str) else None
+    grade_id = conventions.grade_id(cell) or None
     cell_type = cell.get("cell_type") if isinstance(cell.get("cell_type"), str) else None
     source, problem = _source_text(cell.get("source", ""))
     where = f"cell {index} of the notebook" + (f" ({readable(grade_id)})" if grade_id else "")
@@ -386,7 +385,7 @@ def _chapter_from_grade_ids(cells):
     """The chapter of the first task or check cell; carry-over cells hold EARLIER chapters' tasks."""
     for cell in cells:
         task = task_of_cell(cell["grade_id"])
-        if task and not cell["grade_id"].startswith("carry_"):
+        if task and not conventions.is_kind(cell["grade_id"], conventions.CARRY):
             return task.chapter
     return None
 
@@ -434,10 +433,6 @@ def _cell_defines(cell, names):
     if "defined" not in cell:
         cell["defined"] = frozenset() if cell["problem"] else _top_level_names(cell["source"])
     return all(name in cell["defined"] for name in names)
-
-
-def _defines(source, names):
-    return all(name in _top_level_names(source) for name in names)
 
 
 def _top_level_names(source):

@@ -21,8 +21,8 @@ import sys
 import nbformat
 
 from gptcourse.tasks import CHAPTERS, carried_tasks, get_task, task_of_cell
-from grader.build import (COURSE, SOLUTIONS, build_manifest, master_path, names_read, nbgrader_meta, read_notebook,
-                          strip_markers)
+from gptcourse import conventions
+from grader.build import COURSE, SOLUTIONS, build_manifest, master_path, names_read, read_notebook
 
 ANSWER_TAG = "answer"
 
@@ -32,9 +32,9 @@ def solutions_by_task():
     found = {}
     for chapter in CHAPTERS:
         for cell in read_notebook(master_path(chapter)).cells:
-            grade_id = nbgrader_meta(cell).get("grade_id", "")
-            if cell.cell_type == "code" and grade_id.startswith("task_"):
-                found[task_of_cell(grade_id).id] = strip_markers(cell.source)
+            grade_id = conventions.grade_id(cell)
+            if cell.cell_type == "code" and conventions.is_kind(grade_id, conventions.SOLUTION):
+                found[task_of_cell(grade_id).id] = conventions.strip_markers(cell.source)
     return found
 
 
@@ -48,7 +48,7 @@ def answer_cell(task_id, solution, carried=False):
         first_line = f"# Answer to Task {task.id} — try it yourself first"
     return nbformat.v4.new_code_cell(
         f"{first_line}\n{solution}".rstrip("\n"),
-        id=f"answer-{task.slug.replace('_', '-')}",
+        id=f"answer-{task.id.replace('.', '-')}",
         metadata={"jupyter": {"source_hidden": True}, "tags": [ANSWER_TAG]},
     )
 
@@ -94,14 +94,14 @@ def workshop_notebook(chapter, solutions):
     waiting = None  # a carried task: its answer goes after the carry cell and its paste cell
     for index, cell in enumerate(nb.cells):
         cells.append(cell)
-        grade_id = nbgrader_meta(cell).get("grade_id", "")
-        if grade_id.startswith("task_"):
+        grade_id = conventions.grade_id(cell)
+        if conventions.is_kind(grade_id, conventions.SOLUTION):
             task_id = task_of_cell(grade_id).id
             cells.append(answer_cell(task_id, solutions[task_id]))
-        elif grade_id.startswith("carry_"):
+        elif conventions.is_kind(grade_id, conventions.CARRY):
             waiting = task_of_cell(grade_id).id
         following = nb.cells[index + 1] if index + 1 < len(nb.cells) else None
-        if waiting and not (following is not None and "paste" in following.metadata.get("tags", [])):
+        if waiting and not (following is not None and conventions.PASTE_TAG in conventions.tags(following)):
             cells.append(answer_cell(waiting, carried_answer(waiting, solutions, chapter), carried=True))
             waiting = None
     nb.cells = cells

@@ -2,6 +2,7 @@
 name from the task table; shared code never names a task; a worker carries only what its
 task needs; the build tools do not import each other in a cycle."""
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 
 from factory import REPO, manifest
 from gptcourse.probes import META, device_pass_supported
+from gptcourse.course import chapters
 from gptcourse.tasks import CHAPTERS, TASKS, carried_tasks, chapter_module, chapters_for, get_task, tasks_of
 
 # Shared code: what a new chapter must never have to edit.
@@ -35,7 +37,7 @@ def test_each_chapter_has_its_public_and_hidden_module(chapter):
     from grader.chapters import chapter_module as hidden_module
 
     public, hidden = chapter_module(chapter), hidden_module(chapter)
-    assert [t.id for t in public.TASKS] == [t.id for t in tasks_of(chapter)]
+    assert set(public.PROBES) == {t.id for t in tasks_of(chapter)}
     for task in tasks_of(chapter):
         assert task.chapter == chapter
         kinds_used = {case.kind for case in hidden.public_cases(task.id) + hidden.hidden_cases(task.id, 1)}
@@ -43,8 +45,11 @@ def test_each_chapter_has_its_public_and_hidden_module(chapter):
         assert hidden.variants(task.id), f"task {task.id} has no known mistakes"
 
 
-def test_tasks_of_a_chapter_come_from_its_module_in_course_order():
-    assert [t.id for t in TASKS] == [t.id for chapter in CHAPTERS for t in chapter_module(chapter).TASKS]
+def test_the_course_table_lists_every_task_once_in_course_order():
+    assert [t.id for t in TASKS] == [t.id for chapter in CHAPTERS for t in tasks_of(chapter)]
+    assert len({t.id for t in TASKS}) == len(TASKS)
+    for task in TASKS:  # course order: chapter by chapter, task by task
+        assert task.id.split(".")[0] == task.chapter.split("_")[0].lstrip("0")
     with pytest.raises(KeyError, match="unknown chapter"):
         chapter_module("99_nowhere")
 
@@ -140,6 +145,42 @@ def test_build_and_nbgrader_course_import_without_a_cycle():
     assert result.returncode == 0, result.stderr
 
 
+def grader_imports():
+    """{grader module: the grader modules it imports, at the top or inside a function}."""
+    import ast
+
+    modules = {}
+    for path in sorted((REPO / "grader").rglob("*.py")):
+        name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        modules[name] = found
+    return {name: {other for other in found if other in modules and other != name} for name, found in modules.items()}
+
+
+def test_the_grader_s_modules_import_each_other_without_a_cycle():
+    imports = grader_imports()
+
+    def in_a_cycle(name):
+        """Whether following imports from `name` leads back to it."""
+        seen, todo = set(), list(imports[name])
+        while todo:
+            step = todo.pop()
+            if step == name:
+                return True
+            if step not in seen:
+                seen.add(step)
+                todo.extend(imports[step])
+        return False
+
+    cycles = sorted(name for name in imports if in_a_cycle(name))
+    assert not cycles, f"these grader modules are in an import cycle: {cycles}"
+
+
 def test_reference_package_and_hidden_chapters_are_found_by_name():
     from grader.reference import reference_earlier, reference_objects
 
@@ -149,7 +190,23 @@ def test_reference_package_and_hidden_chapters_are_found_by_name():
         importlib.import_module(f"grader.chapters.ch{task.chapter}")
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_readme_lists_every_chapter(chapter):
-    readme = (REPO / "README.md").read_text()
-    assert f"(course/{chapter}.ipynb)" in readme, f"README.md's chapter table does not list {chapter}"
+def readme_row(chapter):
+    """The README's row for a chapter, as the course table has it."""
+    first, last = chapter.tasks[0], chapter.tasks[-1]
+    return (f"| {chapter.number} {chapter.title} | [`course/{chapter.name}.ipynb`](course/{chapter.name}.ipynb) | "
+            f"{first.id} [{first.level}] – {last.id} [{last.level}] |")
+
+
+def test_the_readme_chapter_table_is_the_course_table():
+    readme = (REPO / "README.md").read_text().splitlines()
+    rows = [line for line in readme if line.startswith("| ") and "(course/" in line and ".ipynb)" in line]
+    assert rows == [readme_row(chapter) for chapter in chapters()], \
+        "README.md's chapter table differs from gptcourse/course.py: update the README"
+
+
+@pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.name)
+def test_each_notebook_opens_with_its_heading_in_the_course_table(chapter):
+    for folder in ("solutions", "course"):
+        notebook = json.loads((REPO / folder / f"{chapter.name}.ipynb").read_text())
+        first_line = "".join(notebook["cells"][0]["source"]).strip().splitlines()[0]
+        assert first_line == f"# {chapter.heading}", folder

@@ -22,7 +22,7 @@ import pytest
 from PIL import Image
 
 from factory import CORPUS, REPO, filled_notebook, run_grader, write_notebook
-from grader import class_report, report
+from grader import class_report, gradefolder, report
 from grader.class_report import mistake_of
 
 HOSTILE = '<script>alert("x")</script>'
@@ -185,7 +185,7 @@ def test_problem_submissions_link_to_feedback_files_that_exist(synthetic, tmp_pa
     for link in links:
         target = synthetic / urllib.parse.unquote(html.unescape(link))
         assert target.is_file(), link
-    assert f'href="feedback/{report.safe_name(HOSTILE)}.md"' in section
+    assert f'href="feedback/{gradefolder.safe_name(HOSTILE)}.md"' in section
     # A feedback file that is missing is not linked.
     shutil.copytree(synthetic, tmp_path / "copy")
     os.unlink(tmp_path / "copy" / "feedback" / "carol.md")

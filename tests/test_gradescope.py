@@ -217,6 +217,7 @@ def test_a_failed_grade_command_gives_no_score_and_blames_the_machine(autograder
 # The fresh environment: setup.sh, then run_autograder on a correct and a wrong submission
 # ------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a fresh virtual environment, as Gradescope's image builds
 def test_setup_installs_what_grading_needs_and_not_the_notebook_tools(autograder_root):
     python = autograder_root / "venv" / "bin" / "python"
     probe = ("import importlib.util, json; print(json.dumps({m: importlib.util.find_spec(m) is not None for m in "
@@ -229,6 +230,7 @@ def test_setup_installs_what_grading_needs_and_not_the_notebook_tools(autograder
                      "grader": False, "nbgrader": False, "jupyterlab": False, "nbclient": False, "ipykernel": False}
 
 
+@pytest.mark.slow  # a fresh virtual environment, as Gradescope's image builds
 def test_points_equal_those_of_the_grade_command(graded):
     results, baseline, _ = graded
     for name, result in results.items():
@@ -248,6 +250,7 @@ def test_points_equal_those_of_the_grade_command(graded):
     assert "No notebook of chapter 02_attention" in next(t for t in wrong["tests"] if t["number"] == "2.1")["output"]
 
 
+@pytest.mark.slow  # a fresh virtual environment, as Gradescope's image builds
 def test_each_test_shows_the_tasks_feedback_from_the_feedback_file(graded):
     results, baseline, out = graded
     for name, result in results.items():
@@ -258,6 +261,7 @@ def test_each_test_shows_the_tasks_feedback_from_the_feedback_file(graded):
                 assert test["output_format"] == "md" and test["visibility"] == "visible"
 
 
+@pytest.mark.slow  # a fresh virtual environment, as Gradescope's image builds
 def test_stdout_is_hidden_and_other_chapters_are_not_graded(graded):
     results, _, _ = graded
     correct = results["correct"]

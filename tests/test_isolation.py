@@ -293,7 +293,7 @@ def test_sandbox_hides_the_grader_the_output_folder_and_the_network(hostile_batc
 
 
 def test_feedback_files_of_similar_names_never_collide():
-    from grader.report import safe_name
+    from grader.gradefolder import safe_name
 
     names = ["a b", "a_b", "a/b", "..", ".hidden", "ok-name_1.x", "ünï", "a\udcffb"]
     files = [safe_name(name) for name in names]

@@ -2,8 +2,9 @@
 needs it: the reference passes, a correct alternative passes, a wrong version is caught with
 a message that says what is wrong.
 
-The toy tasks live in a toy chapter "99_toy", added the way a real chapter is: one entry in
-gptcourse.tasks.CHAPTERS and a chapter module (here built in memory) with TASKS and PROBES.
+The toy tasks live in a toy chapter "99_toy", added the way a real chapter is: one entry of the
+course table (gptcourse.course, here through register_chapter) and a chapter module (here built
+in memory) with its PROBES.
 """
 import contextlib
 import os
@@ -343,13 +344,15 @@ REFERENCE = {
 
 @pytest.fixture(autouse=True)
 def toy_chapter(monkeypatch):
-    """Register the toy chapter: one CHAPTERS entry and its chapter module (undone afterwards)."""
+    """Register the toy chapter: one entry of the course table and its chapter module (undone
+    afterwards)."""
     module = types.ModuleType(f"gptcourse.chapters.ch{TOY}")
-    module.TASKS, module.PROBES = TOY_TASKS, TOY_PROBES
+    module.CHAPTER, module.PROBES = TOY, TOY_PROBES
     module.KEY_NAMES = {"filled": "Filled scores"}
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(tasks, "CHAPTERS", tasks.CHAPTERS + (TOY,))
-    monkeypatch.setattr(tasks, "_TABLE", {})  # the table is read again, with the toy chapter
+    tasks.register_chapter(tasks.Chapter(TOY, "A toy chapter", 60, TOY_TASKS))
+    yield
+    tasks.unregister_chapter(TOY)
 
 
 def verdict_of(task_id, kind, student, args=None, arrays=None, extras=None, earlier=None, device="cpu",

@@ -34,6 +34,7 @@ import os
 import sys
 import types
 
+from . import conventions
 from .selfcheck import SelfCheckFailed, check
 from .tasks import carried_tasks, get_task, tasks_of
 
@@ -164,7 +165,7 @@ def _run_task_cells(path, chapter, tasks):
         cells = json.load(f)["cells"]
     chapter_tasks = [task.id for task in tasks_of(chapter)]
     last = max(chapter_tasks.index(task.id) for task in tasks)
-    wanted = {f"task_{task_id.replace('.', '_')}": task_id for task_id in chapter_tasks[:last + 1]}
+    wanted = {conventions.grade_id_for(conventions.SOLUTION, task_id): task_id for task_id in chapter_tasks[:last + 1]}
 
     module = types.ModuleType(f"gptcourse_carried_{chapter}")
     module.__file__ = path
@@ -184,11 +185,10 @@ def _run_cells(cells, wanted, chapter, module):
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "code":
             continue
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "setup" in tags:
+        grade_id, tags = conventions.grade_id(cell), conventions.tags(cell)
+        if conventions.SETUP_TAG in tags:
             label = "setup cell"
-        elif grade_id.startswith("carry_") or "paste" in tags:
+        elif conventions.is_kind(grade_id, conventions.CARRY) or conventions.PASTE_TAG in tags:
             label = "carry-over cell"
         elif grade_id in wanted:
             label = f"Task {wanted[grade_id]} cell"

@@ -24,6 +24,8 @@ import os
 import re
 import sys
 
+from gptcourse import conventions
+
 # The course's repository on GitHub (without .git); `--repository` rewrites this line.
 REPOSITORY = "https://github.com/gpt-from-scratch/course"
 BRANCH = "main"
@@ -111,7 +113,7 @@ def update_notebook(path):
     nb = json.loads(text)
     chapter = nb["metadata"]["gptcourse"]["chapter"]
     for cell in nb["cells"]:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "colab":
+        if conventions.grade_id(cell) == "colab":
             cell["source"] = _as_lines(colab_cell_source())
             break
     title_cell = next(cell for cell in nb["cells"] if cell["cell_type"] == "markdown")

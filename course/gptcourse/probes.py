@@ -17,8 +17,8 @@ The probe contract
 `run_probe(names, case, ctx)` runs the kind registered for (case.task, case.kind) with a
 `_Probe` (the case, the context, the observations so far) and returns the observations. The
 `ProbeContext` carries what a probe may need besides the case: the task's graded names, the
-earlier graded names it uses, a scratch folder, a random generator seeded per case, the
-tokenizer and a model slot.
+earlier graded names it uses, a scratch folder, a random generator seeded per case and the
+tokenizer.
 
 The device pass
 ---------------
@@ -88,10 +88,9 @@ class ProbeContext:
              folder made here is removed when the probe ends)
     rng:     a numpy Generator seeded per case, for anything a probe draws
     tokenizer: the GPT-2 tokenizer, loaded on first use
-    model:   a slot for a model a later chapter's probes share (None until one is set)
     """
 
-    def __init__(self, names=None, earlier=None, scratch=None, seed=0, tokenizer=None, model=None):
+    def __init__(self, names=None, earlier=None, scratch=None, seed=0, tokenizer=None):
         self.names = dict(names or {})
         self.earlier = dict(earlier or {})
         self._scratch = scratch
@@ -99,13 +98,12 @@ class ProbeContext:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self._tokenizer = tokenizer
-        self.model = model
 
     def for_case(self, case, names=None):
         """A context for one case: the same names, folder and tokenizer, a freshly seeded rng."""
         seed = zlib.crc32(f"{case.task}|{case.kind}|{case.label}".encode("utf-8"))
         return ProbeContext(names if names is not None else self.names, self.earlier,
-                            self._scratch, seed, self._tokenizer, self.model)
+                            self._scratch, seed, self._tokenizer)
 
     @property
     def scratch(self):

@@ -1,6 +1,6 @@
 """The hidden side of each chapter: its cases and its known mistakes.
 
-A module `chNN_name.py` here (found by name from gptcourse.tasks.CHAPTERS) defines:
+A module `chNN_name.py` here (found by name from gptcourse.course) defines:
 
 - public_cases(task_id) -> [Case]: fixed cases whose reference outputs ship with the course
   as the self-check's fixtures;

@@ -1,8 +1,9 @@
-"""One public module per chapter: its task table and how its tasks are probed and explained.
+"""One public module per chapter: how its tasks are probed and explained.
 
-A chapter module `chNN_name.py` (found by name from gptcourse.tasks.CHAPTERS) defines:
+A chapter module `chNN_name.py` (found by name from gptcourse.course, which holds the
+chapter's task rows) defines:
 
-- TASKS: the chapter's rows of the task table (gptcourse.tasks.Task);
+- CHAPTER: its name in gptcourse.course.COURSE;
 - PROBES: {task id: {case kind: a kind from gptcourse.kinds}};
 - KEY_NAMES: observation key -> how feedback names it ("Attention weights");
 - ERROR_HINTS: [(regular expression on "Type: message", hint, task ids or None for all)],

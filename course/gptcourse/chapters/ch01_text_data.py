@@ -3,21 +3,12 @@ import torch
 
 from gptcourse import kinds
 from gptcourse.data import read_text
-from gptcourse.tasks import Task
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "01_text_data"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = ("the-verdict", *GPT2_FILES)
-
-TASKS = (
-    Task("1.1", CHAPTER, ("SimpleTokenizerV2",), "B", "A tokenizer with a vocabulary"),
-    Task("1.2", CHAPTER, ("build_vocab",), "B", "Building the vocabulary"),
-    Task("1.3", CHAPTER, ("GPTDatasetV1",), "I", "A sliding-window dataset"),
-    Task("1.4", CHAPTER, ("create_dataloader_v1",), "I", "A data loader over GPT-2 tokens", needs=("1.3",)),
-    Task("1.5", CHAPTER, ("embed",), "B", "Token and position embeddings"),
-)
 
 
 def case_text(args):

@@ -1,20 +1,11 @@
 """Chapter 02, attention and causal masking: its tasks, their probes and hints."""
 from gptcourse import kinds
 from gptcourse.chapters import attention
-from gptcourse.tasks import Task
 
 CHAPTER = "02_attention"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = ()
-
-TASKS = (
-    Task("2.1", CHAPTER, ("simple_self_attention",), "B", "Self-attention without trainable weights"),
-    Task("2.2", CHAPTER, ("SelfAttention_v1",), "B", "Self-attention with weight matrices"),
-    Task("2.3", CHAPTER, ("SelfAttention_v2",), "I", "Self-attention with nn.Linear layers"),
-    Task("2.4", CHAPTER, ("causal_attention_weights",), "I", "Causal attention weights"),
-    Task("2.5", CHAPTER, ("CausalAttention",), "A", "A causal attention module"),
-)
 
 
 def self_attention_arguments(args):

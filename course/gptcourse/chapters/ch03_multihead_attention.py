@@ -1,17 +1,11 @@
 """Chapter 03, multi-head attention: its tasks, their probes and hints."""
 from gptcourse.chapters import attention
-from gptcourse.tasks import Task
+from gptcourse.course import tasks_of
 
 CHAPTER = "03_multihead_attention"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = ()
-
-TASKS = (
-    Task("3.1", CHAPTER, ("MultiHeadAttentionWrapper",), "I", "Multi-head attention by stacking heads",
-         needs=("2.5",)),
-    Task("3.2", CHAPTER, ("MultiHeadAttention",), "A", "Multi-head attention with split heads"),
-)
 
 
 def multi_head_arguments(args):
@@ -35,4 +29,4 @@ ERROR_HINTS = [
     (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, None),
 ]
 
-HINTS = {task.id: [attention.nan_hint] for task in TASKS}
+HINTS = {task.id: [attention.nan_hint] for task in tasks_of(CHAPTER)}

@@ -13,21 +13,11 @@ import torch.nn as nn
 
 from gptcourse import kinds
 from gptcourse.judge import tolerances
-from gptcourse.tasks import Task
 
 CHAPTER = "04_gpt_model"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = ()
-
-TASKS = (
-    Task("4.1", CHAPTER, ("LayerNorm",), "B", "Layer normalization"),
-    Task("4.2", CHAPTER, ("GELU",), "B", "The GELU activation"),
-    Task("4.3", CHAPTER, ("FeedForward",), "B", "The feed-forward network", needs=("4.2",)),
-    Task("4.4", CHAPTER, ("TransformerBlock",), "I", "The transformer block", needs=("3.2", "4.1", "4.3")),
-    Task("4.5", CHAPTER, ("GPTModel",), "I", "The GPT model", needs=("4.1", "4.4")),
-    Task("4.6", CHAPTER, ("generate_text_simple",), "B", "Greedy text generation"),
-)
 
 
 # ------------------------------------------------------------------------------------------

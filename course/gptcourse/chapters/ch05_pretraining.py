@@ -20,26 +20,12 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from gptcourse import kinds
 from gptcourse.probes import DeviceMixError
-from gptcourse.tasks import Task
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "05_pretraining"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = GPT2_FILES
-
-TASKS = (
-    Task("5.1", CHAPTER, ("text_to_token_ids", "token_ids_to_text"), "B", "Text to token ids and back"),
-    Task("5.2", CHAPTER, ("calc_loss_batch",), "I", "The loss of a batch", needs=("4.5",)),
-    Task("5.3", CHAPTER, ("calc_loss_loader",), "I", "The loss over a data loader", needs=("5.2",)),
-    Task("5.4", CHAPTER, ("train_model_simple",), "A", "The training loop", needs=("4.5", "4.6", "5.1", "5.3"),
-         helpers=("evaluate_model", "generate_and_print_sample")),
-    Task("5.5", CHAPTER, ("save_checkpoint", "load_checkpoint"), "I", "Saving and loading a checkpoint",
-         needs=("4.5",)),
-    Task("5.6", CHAPTER, ("load_weights_into_gpt",), "A", "Loading OpenAI's GPT-2 weights", needs=("4.5",)),
-    Task("5.7", CHAPTER, ("lr_at_step", "train_model"), "A", "Warmup, cosine decay and gradient clipping",
-         needs=("4.5", "4.6", "5.1", "5.3", "5.4")),
-)
 
 
 # ------------------------------------------------------------------------------------------

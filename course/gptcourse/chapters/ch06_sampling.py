@@ -18,22 +18,12 @@ from gptcourse.chapters import attention
 from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
 from gptcourse.chapters.ch04_gpt_model import NextTokenModel, ToyLanguageModel
 from gptcourse.probes import ProbeFailure
-from gptcourse.tasks import Task
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "06_sampling"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = GPT2_FILES
-
-TASKS = (
-    Task("6.1", CHAPTER, ("softmax_with_temperature",), "B", "Softmax with a temperature"),
-    Task("6.2", CHAPTER, ("top_k_logits",), "I", "Top-k filtering"),
-    Task("6.3", CHAPTER, ("top_p_logits",), "A", "Top-p (nucleus) filtering"),
-    Task("6.4", CHAPTER, ("generate",), "I", "Generating with temperature, top-k, top-p and an end token",
-         needs=("6.1", "6.2", "6.3")),
-    Task("6.5", CHAPTER, ("KVCacheMultiHeadAttention",), "A", "A key-value cache", needs=("3.2",)),
-)
 
 
 # ------------------------------------------------------------------------------------------

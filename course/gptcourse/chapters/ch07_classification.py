@@ -22,7 +22,6 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from gptcourse import kinds
 from gptcourse.probes import DeviceMixError, ProbeFailure
-from gptcourse.tasks import Task
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "07_classification"
@@ -30,15 +29,6 @@ CHAPTER = "07_classification"
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = GPT2_FILES
 
-TASKS = (
-    Task("7.1", CHAPTER, ("create_balanced_dataset", "random_split"), "B", "Balancing and splitting the messages"),
-    Task("7.2", CHAPTER, ("SpamDataset",), "I", "A dataset of padded messages"),
-    Task("7.3", CHAPTER, ("add_classification_head",), "I", "A classification head, and what to train",
-         needs=("4.5",)),
-    Task("7.4", CHAPTER, ("calc_accuracy_loader", "calc_loss_batch_cls"), "I", "Loss and accuracy from the last token",
-         needs=("4.5",)),
-    Task("7.5", CHAPTER, ("classify_text",), "B", "Classifying a new message", needs=("4.5",)),
-)
 
 COLUMNS = ("Label", "Text")
 

@@ -24,7 +24,6 @@ import torch.nn as nn
 
 from gptcourse import kinds
 from gptcourse.probes import ProbeFailure
-from gptcourse.tasks import Task
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "08_lora"
@@ -32,11 +31,6 @@ CHAPTER = "08_lora"
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = GPT2_FILES
 
-TASKS = (
-    Task("8.1", CHAPTER, ("LoRALayer",), "I", "The low-rank update"),
-    Task("8.2", CHAPTER, ("LinearWithLoRA",), "I", "A linear layer with LoRA", needs=("8.1",)),
-    Task("8.3", CHAPTER, ("replace_linear_with_lora",), "A", "LoRA everywhere", needs=("4.5", "8.2")),
-)
 
 # The largest share of A's values a correct layer may fail the uniformity test with.
 INIT_FALSE_FAILURE = 1e-6

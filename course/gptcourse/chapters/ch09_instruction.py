@@ -14,7 +14,6 @@ import torch
 
 from gptcourse import kinds
 from gptcourse.probes import DeviceMixError, ProbeFailure
-from gptcourse.tasks import Task
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "09_instruction"
@@ -22,10 +21,6 @@ CHAPTER = "09_instruction"
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = GPT2_FILES
 
-TASKS = (
-    Task("9.1", CHAPTER, ("format_input",), "B", "An instruction in the Alpaca format"),
-    Task("9.2", CHAPTER, ("custom_collate_fn",), "A", "Padding, shifting and masking a batch"),
-)
 
 # The prompt's fixed parts (what the hints compare against; the task text shows them too).
 PREAMBLE = ("Below is an instruction that describes a task. Write a response that appropriately completes the "
