@@ -101,7 +101,7 @@ def _write_class_report(out_dir):
         with open(os.path.join(out_dir, gradefolder.GRADES_JSON), encoding="utf-8") as f:
             records = json.load(f)
     except (OSError, ValueError) as exc:
-        print(f"error: cannot read {os.path.join(out_dir, 'grades.json')}: {exc}", file=sys.stderr)
+        print(f"error: cannot read {os.path.join(out_dir, gradefolder.GRADES_JSON)}: {exc}", file=sys.stderr)
         return 1
     try:
         with open(os.path.join(out_dir, gradefolder.RUN), encoding="utf-8") as f:

@@ -307,7 +307,7 @@ def export(out_dir, fmt, out_file, roster_path=None, per="chapter", bom=True):
         raise ExportError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     records = load_records(out_dir)
     if not records:
-        raise ExportError(f"{os.path.join(out_dir, 'grades.json')} holds no graded task")
+        raise ExportError(f"{os.path.join(out_dir, gradefolder.GRADES_JSON)} holds no graded task")
     roster = read_roster(roster_path) if roster_path else None
     if roster is not None:
         unknown = sorted({r["submission"] for r in records} - set(roster))

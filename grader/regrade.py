@@ -48,7 +48,7 @@ def graded_paths(run, given, out_dir):
     """The paths to grade: those given, else run.json's; each must exist."""
     paths = list(given) or run.get("paths")
     if not paths or not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise RegradeError(f"{os.path.join(out_dir, 'run.json')} does not record which submissions were graded "
+        raise RegradeError(f"{os.path.join(out_dir, gradefolder.RUN)} does not record which submissions were graded "
                            f"(a folder graded before `regrade` existed): give them after DIR, as they were "
                            f"given to `grade`: python -m grader regrade {out_dir} PATH... --student ...")
     missing = [p for p in paths if not os.path.lexists(p)]
@@ -166,7 +166,7 @@ def regrade(out_dir, paths=(), students=None, tasks=None, everyone=False, device
 
     removed = remove_records(out_dir, wanted, results)
     kept_keys = {_key(r) for _, r in results if r is not None and not wanted(r)}
-    print(f"removed {len(removed)} record(s) from {os.path.join(out_dir, 'results.jsonl')}"
+    print(f"removed {len(removed)} record(s) from {os.path.join(out_dir, gradefolder.RESULTS)}"
           + (f": {_by_student(removed)}" if removed else ""))
 
     from grader.engine import Settings, grade

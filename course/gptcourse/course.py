@@ -9,7 +9,7 @@ instant: the grader's export, report and nbgrader commands and the build read it
 Adding a chapter adds one `Chapter(...)` entry to COURSE, in course order (docs/authoring.md).
 Tests add a toy chapter with `register_chapter` and take it away with `unregister_chapter`.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import conventions
 
@@ -57,8 +57,7 @@ class Chapter:
     tasks: tuple  # Task rows, in order (made with task(...))
 
     def __post_init__(self):
-        rows = tuple(row if row.chapter else Task(row.id, self.name, *_fields_after_chapter(row))
-                     for row in self.tasks)
+        rows = tuple(row if row.chapter else replace(row, chapter=self.name) for row in self.tasks)
         for row in rows:
             if row.chapter != self.name:
                 raise ValueError(f"task {row.id} is listed in chapter {self.name} but says {row.chapter}")
@@ -72,10 +71,6 @@ class Chapter:
     def heading(self):
         """'Chapter 02 — Attention and causal masking': the first line of the chapter's notebook."""
         return f"Chapter {self.number} — {self.title}"
-
-
-def _fields_after_chapter(row):
-    return row.names, row.level, row.title, row.needs, row.helpers
 
 
 COURSE = (
