@@ -13,14 +13,13 @@ What the GPU can do (number format, torch.compile, memory) is decided in one pla
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from dataclasses import dataclass, field
 
 import torch
 
-from .runtime import FORMAT_NAMES, runtime_profile
+from .runtime import FORMAT_NAMES, autocast, runtime_profile
 
 
 @dataclass
@@ -49,9 +48,7 @@ class PretrainRun:
 
     def autocast(self, device):
         """The context to train in: autocast on a GPU run that has a fast format, nothing on the CPU."""
-        if self.autocast_dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=torch.device(device).type, dtype=self.autocast_dtype)
+        return autocast(device, self.autocast_dtype)
 
     def describe(self):
         cfg = self.cfg

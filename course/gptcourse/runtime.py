@@ -21,6 +21,7 @@ Why the number format depends on the GPU's generation (its *compute capability*)
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 from dataclasses import dataclass, field
@@ -137,6 +138,14 @@ class RuntimeProfile:
         if self.peak:
             head += f"; peak {self.peak.flops / 1e12:,.0f} TFLOP/s ({self.peak.dtype}, dense)"
         return "\n".join([head] + self.notes)
+
+
+def autocast(device, dtype):
+    """The context to compute the forward pass and the loss in: autocast to `dtype` (bf16 or
+    fp16: matrix products in 16 bits, the weights stay float32), or nothing for None."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=torch.device(device).type, dtype=dtype)
 
 
 def runtime_profile(device, properties=None):

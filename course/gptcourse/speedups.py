@@ -19,7 +19,6 @@ and ``measure_ladder`` times every rung of it on a GPTModel.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gc
 import itertools
@@ -33,7 +32,7 @@ import torch.nn.functional as F
 
 from .kvcache import rebuilt_attention
 from .pretrain import model_flops_per_token
-from .runtime import gpt_parameter_count
+from .runtime import autocast, gpt_parameter_count
 
 VOCAB_MULTIPLE = 64
 
@@ -74,14 +73,6 @@ def set_tf32(enabled):
     and later): float32's range with a 10-bit mantissa, enough for training. It is a switch
     for the whole process, off by default in PyTorch."""
     torch.set_float32_matmul_precision("high" if enabled else "highest")
-
-
-def autocast(device, dtype):
-    """The context to compute the forward pass and the loss in: autocast to `dtype` (bf16 or
-    fp16: matrix products in 16 bits, the weights stay float32), or nothing for None."""
-    if dtype is None:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=torch.device(device).type, dtype=dtype)
 
 
 def flash_attention_class(MultiHeadAttention):
