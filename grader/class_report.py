@@ -8,10 +8,11 @@ so it opens offline and can be mailed or archived. It shows:
 - the tasks and submissions that took longest;
 - the submissions that errored, timed out or could not be read, linked to their feedback.
 
-Mistakes are grouped by a label read from the feedback (see `mistake_of`): the known mistake
-the grader recognised ("... wrong — it looks like <mistake>"), else the observation and the
-first clause of the hint, else the kind of difference; for errors, the exception and the
-step that raised it. Names and feedback come from students: everything is HTML-escaped.
+Mistakes are grouped by a label made from each record's finding (the verdict as fields,
+gptcourse/findings.py; see `mistake_of`): the known mistake the grader recognised, else the
+observation and the first clause of the hint, else the sort of difference; for errors, the
+exception and the step that raised it. Rewording a message does not regroup the class.
+Names and feedback come from students: everything is HTML-escaped.
 
 Written by `grader.report.write_all` after every grade run, and by `python -m grader report DIR`.
 """
@@ -24,6 +25,7 @@ import re
 import statistics
 import urllib.parse
 
+from gptcourse import findings
 from grader import gradefolder
 from grader.gradefolder import safe_name, write_atomically
 
@@ -47,32 +49,6 @@ KINDS = {
     "grader fault": "hit this grader fault",
 }
 
-# How the verdict words a task that ran (grader/verdict.py): "Failed on <case> [<device>]: <problem>".
-_FAILED_ON = re.compile(r"Failed on (?P<case>.*?) \[(?P<device>[A-Za-z]+(?::\d+)?)\]: (?P<problem>.*)", re.S)
-# A known mistake of the grader's (gptcourse/judge.py, _explain).
-_KNOWN = re.compile(r"(?P<key>[^\n]*?): wrong — it looks like (?P<mistake>.*)", re.S)
-# An exception the student's code raised (gptcourse/judge.py, describe_error).
-_RAISED = re.compile(r"(?P<type>[A-Za-z_][\w.]*) while (?P<step>.*)", re.S)
-# A notebook the grader could not read at all (grader/submissions.py: NotebookProblem and the
-# last-resort messages of _confined, read_notebook, _notebooks_under, _notebooks_in_zip).
-_REJECTED = re.compile(r"(the notebook |the \.zip file |the folder .* of this submission could not be read|"
-                       r"the grader could not read this (notebook|submission))", re.S)
-# A plain difference without a hint (gptcourse/judge.py, _value_difference and friends).
-_DIFFERENCES = [
-    (r"not the reference's values", "not the reference's values"),
-    (r"shape \(", "wrong shape"),
-    (r"expected an array", "not an array"),
-    (r"differs at index", "wrong values"),
-    (r"contains NaN", "NaN where the reference has numbers"),
-    (r"no gradient reached it", "no gradient reached it (the graph is cut)"),
-    (r"could not be observed", "could not be observed"),
-    (r"the key .* is missing", "a key is missing"),
-    (r"the key .* should not be there", "an unexpected key"),
-    (r"\[.*\] is .*, expected", "wrong entries"),
-    (r"length \d+, expected \d+", "wrong length"),
-    (r"first difference at index", "wrong items"),
-    (r"expected .*, got ", "a different value"),
-]
 _ROW_PREFIX = re.compile(r"^(?:rows?|columns?|entry|item|position|index|batch|call|step|line|case) [\w\[\](), -]{1,20}?: ")
 
 
@@ -83,77 +59,49 @@ _ROW_PREFIX = re.compile(r"^(?:rows?|columns?|entry|item|position|index|batch|ca
 def mistake_of(record):
     """(kind, label) of a record that did not pass; records with the same pair are one mistake.
 
-    kind is one of KINDS. The label leaves out what differs from one student to the next (the
-    numbers of a difference, the student's line), so that the same mistake groups together.
+    kind is one of KINDS. The label is made from the record's finding (the verdict as fields,
+    gptcourse/findings.py), never read back from the message, and leaves out what differs from
+    one student to the next (the numbers of a difference, the student's line, the arguments of
+    the call that raised), so that the same mistake groups together.
     """
+    finding = findings.from_json(record.get("finding"))
+    if finding is None:  # a grade folder written before findings were recorded
+        return _unstructured(record)
+    if finding.kind == "known mistake":
+        label = finding.mistake
+    elif finding.kind == "wrong result":
+        what = _first_clause(finding.hint or finding.difference)
+        label = f"{finding.observed}: {what}" if finding.observed else what
+    elif finding.kind == "error" and (finding.step or finding.error_type):
+        label = _error_label(finding)
+    else:
+        label = _general(finding.detail)
+    return finding.kind, _label(label)
+
+
+def _unstructured(record):
+    """(kind, label) of a record without a finding: its status and its message's first clause."""
     feedback = re.sub(r"\s*\n\s*", " ", str(record.get("feedback") or "")).strip()
     status = record.get("status")
-    if record.get("grader_fault"):
-        return "grader fault", _label(_general(feedback))
-    failed_on = _FAILED_ON.match(feedback)
-    if not failed_on:
-        if status == "timeout":
-            return "timeout", _label(_general(feedback) or "did not finish in time")
-        if _REJECTED.match(feedback):
-            return "rejected", _label(_general(feedback))
-        return ("error" if status != "failed" else "wrong result"), _label(_general(feedback) or "(no feedback)")
-    problem = failed_on.group("problem")
-    known = _KNOWN.match(problem)
-    if known:
-        return "known mistake", _label(known.group("mistake"))
-    if status == "error":
-        return "error", _label(_error_label(problem))
-    return "wrong result", _label(_difference_label(problem))
+    kind = {"timeout": "timeout", "failed": "wrong result"}.get(status, "error")
+    return kind, _label(_general(feedback) or "(no feedback)")
 
 
-def _error_label(problem):
-    if problem.startswith("not implemented yet"):
+def _error_label(finding):
+    """An exception's type and the step that raised it; for the grader's own checks on what the
+    code did (no exception type), the step and the first clause of what was wrong."""
+    if finding.error_type == "NotImplementedError":
         return "not implemented yet (NotImplementedError)"
-    ours = problem.startswith("while ")  # the grader's own check on what the code did, not an exception
-    raised = _RAISED.match(problem)
-    if not (ours or raised):
-        return _general(problem)
-    step, rest = _split_step(problem[len("while "):] if ours else raised.group("step"))
-    if not ours:
-        return f"{raised.group('type')} while {_step(step)}"
-    rest = re.sub(r"^ at line \d+: .*?: ", ": ", rest, count=1, flags=re.S)  # the student's line
-    return f"while {_step(step)}: {_first_clause(rest[2:])}" if rest.startswith(": ") else f"while {_step(step)}"
-
-
-def _split_step(text):
-    """(step, rest): the step ends at the first ": ", " — " or " at line " outside its parentheses
-    (it quotes the call's arguments, which may hold colons)."""
-    depth = 0
-    for token in _STEP_TOKENS.finditer(text):
-        if token.group() == "(":
-            depth += 1
-        elif token.group() == ")":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            return text[:token.start()], text[token.start():]
-    return text, ""
-
-
-_STEP_TOKENS = re.compile(r"[()]|: | — | at line ")
+    if finding.error_type:
+        return f"{finding.error_type} while {_step(finding.step)}"
+    detail = _first_clause(finding.detail)
+    return f"while {_step(finding.step)}: {detail}" if detail else f"while {_step(finding.step)}"
 
 
 def _step(step):
     """The step without its arguments: "calling forward(x, ...) (step 9)" -> "calling forward"."""
     step = step.split("(", 1)[0]
     return re.sub(r"\b(step|line|cell|item|batch|call|pass) \d+", r"\1 N", step).strip(" ,.")
-
-
-def _difference_label(problem):
-    head, _, hint = problem.partition(" — ")
-    key, sep, difference = head.partition(": ")
-    if not sep:
-        return _first_clause(head)
-    if hint:
-        return f"{key}: {_first_clause(hint)}"
-    for pattern, kind in _DIFFERENCES:
-        if re.match(pattern, difference):
-            return f"{key}: {kind}"
-    return f"{key}: {_first_clause(difference)}"
 
 
 def _first_clause(text):

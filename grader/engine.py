@@ -1,7 +1,7 @@
 """The grading engine: submissions in, grades.csv / grades.json / feedback out.
 
 For every (submission, task) a worker process runs the student's task cell and the task's
-probes (worker.py). This process only compares the returned observations with the
+probes (gptcourse/worker_host.py). This process only compares the returned observations with the
 reference's (computed here, never in a process that ran student code). A crash, hang,
 exit or memory bomb ends only its own worker. Results are appended to results.jsonl as
 they arrive, so an interrupted batch resumes where it stopped.
@@ -15,10 +15,12 @@ from dataclasses import dataclass
 
 import torch
 
+from gptcourse import findings
+from gptcourse.findings import Finding
 from gptcourse.tasks import CHAPTERS, TASKS, TASKS_BY_ID, carried_tasks, chapters_for, get_task, tasks_of
 from grader import gradefolder, preflight, report, sandbox
 from grader.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, readable
-from grader.verdict import verdict
+from grader.verdict import Verdict, verdict
 
 MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "manifest.json")
 
@@ -341,7 +343,10 @@ def _trusted_record(line, run, manifest):
     base = _base_record(Submission(record["submission"], []),
                         Notebook(record["notebook"], sha=record["notebook_sha"]), task, manifest, run)
     base["notes"] = notes
-    trusted = _finish(base, record["status"], record["feedback"])
+    finding = findings.from_json(record.get("finding"))
+    if (finding is None) != (record["status"] == "passed"):
+        return None  # a task that did not pass says what went wrong, as fields too
+    trusted = _finish(base, record["status"], record["feedback"], finding=finding)
     trusted["duration_s"] = record["duration_s"]
     return _readable_record(trusted)
 
@@ -369,16 +374,19 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         base["notes"] = list(submission.notes)
         try:
             job, problem = _prepared(base, notebook, task, manifest, expectations, settings)
+            # An unreadable notebook is rejected as a whole; a missing or broken cell is this task's error.
+            problem_finding = Finding("rejected" if notebook.error else "error", detail=problem or "")
         except Exception as exc:  # noqa: BLE001 - last resort: one notebook must not stop the batch
             error = f"{type(exc).__name__}: {exc}"
             failures.setdefault(task.id, []).append(error)
             record = _finish(base, "error", f"the grader could not prepare this task ({error}); ask your "
-                                            f"instructor to look at it")
+                                            f"instructor to look at it",
+                             finding=Finding("grader fault", detail="the grader could not prepare this task"))
             record["grader_fault"] = True  # not kept on resume: graded again
             unprepared.append((key, _readable_record(record)))
             continue
         if problem:
-            unprepared.append((key, _readable_record(_finish(base, "error", problem))))
+            unprepared.append((key, _readable_record(_finish(base, "error", problem, finding=problem_finding))))
         else:
             jobs.append((key, base, job))
     _stop_on_tasks_that_never_prepare(failures, pending)
@@ -399,9 +407,10 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
     for (key, base, _), outcome in outcomes:
         progress.update(1)
         cases, expected = expectations.for_task(base["task"])
-        status, message, warnings = safe_verdict(base["task"], cases, expected, outcome, settings)
-        base["notes"] += warnings
-        yield key, _readable_record(_finish(base, status, message, outcome.get("seconds")))
+        judged = safe_verdict(base["task"], cases, expected, outcome, settings)
+        base["notes"] += judged.warnings
+        yield key, _readable_record(_finish(base, judged.status, judged.message, outcome.get("seconds"),
+                                            judged.finding))
     progress.close()
 
 
@@ -447,15 +456,17 @@ def _base_record(submission, notebook, task, manifest, run):
     }
 
 
-def _finish(record, status, feedback, seconds=None):
+def _finish(record, status, feedback, seconds=None, finding=None):
     """The finished record. duration_s is the task's own time: the worker's (`seconds`, measured
     by the pool from sending the job to its reply) when a worker ran it, else the time since the
-    record was made (a task that never reached a worker is finished at once)."""
+    record was made (a task that never reached a worker is finished at once). finding: what was
+    wrong as fields (gptcourse/findings.py), None when the task passed."""
     record = dict(record)
     started = record.pop("started")
     record["status"] = status
     record["points"] = record["max_points"] if status == "passed" else 0
     record["feedback"] = feedback
+    record["finding"] = finding.to_json() if finding else None
     record["duration_s"] = seconds if seconds is not None else round(time.time() - started, 3)
     return record
 
@@ -471,8 +482,9 @@ def safe_verdict(task_id, cases, expected, outcome, settings):
     try:
         return verdict(task_id, cases, expected, outcome, settings)
     except Exception as exc:  # noqa: BLE001 - the report passed the schema but still broke the judge
-        return ("error", f"the grader could not judge what your code reported ({type(exc).__name__}); "
-                         f"ask your instructor to look at this task", [])
+        return Verdict("error", f"the grader could not judge what your code reported ({type(exc).__name__}); "
+                                f"ask your instructor to look at this task", [],
+                       Finding("grader fault", detail="the grader could not judge what the code reported"))
 
 
 # ------------------------------------------------------------------------------------------

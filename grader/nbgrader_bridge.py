@@ -36,9 +36,9 @@ def run_hidden_tests(task_id, namespace):
     cases, expected = Expectations(_SEED, devices).for_task(task_id)
     with _reference_bound(namespace, carried_tasks(task_id)) as earlier:
         observations = observe(objects, cases, ProbeContext(earlier=earlier))
-    status, message, _ = verdict(task_id, cases, expected, {"result": {"observations": observations}})
-    if status != "passed":
-        raise AssertionError(f"Task {task_id} ({status}): {message}")
+    judged = verdict(task_id, cases, expected, {"result": {"observations": observations}})
+    if judged.status != "passed":
+        raise AssertionError(f"Task {task_id} ({judged.status}): {judged.message}")
     defer_to_hidden_tests(task_id)
     print(f"Task {task_id}: hidden tests passed.")
 

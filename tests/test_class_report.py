@@ -22,6 +22,8 @@ import pytest
 from PIL import Image
 
 from factory import CORPUS, REPO, filled_notebook, run_grader, write_notebook
+from gptcourse import findings
+from gptcourse.findings import Finding
 from grader import class_report, gradefolder, report
 from grader.class_report import mistake_of
 
@@ -38,6 +40,21 @@ TIMEOUT = "your code did not finish within 60 s and was stopped (an infinite loo
 REJECTED = "the notebook file is not valid notebook JSON (Expecting value at line 1, column 1) <img src=x onerror=alert(1)>"
 NO_HINT = "Failed on 10 messages [cpu]: The returned value: expected 3, got 4"
 PASSED = "All 4 hidden test cases passed."
+ON_CASE = {"case": "a batch of 2 sequences of 6 tokens, float32", "device": "cpu"}
+# What the verdict records next to each message above (grader/verdict.py): the report groups on it.
+FINDINGS = {
+    KNOWN: Finding("known mistake", observed="Attention weights", **ON_CASE,
+                   mistake="the scores are scaled: simple self-attention uses the raw dot products"),
+    HINT: Finding("wrong result", observed="Context vectors", difference="not the reference's values", **ON_CASE,
+                  hint="the context vectors are a weighted sum of the inputs: multiply the weights by the inputs"),
+    RAISED: Finding("error", case="d_in=3, d_out=2", device="cpu", error_type="RuntimeError",
+                    step="creating SelfAttention_v1(d_in=3, d_out=2)",
+                    hint="a matrix product with mismatched shapes: check which dimensions you transpose"),
+    TIMEOUT: Finding("timeout", detail="did not finish in time"),
+    REJECTED: Finding("rejected", detail=REJECTED),
+    NO_HINT: Finding("wrong result", case="10 messages", device="cpu", observed="The returned value",
+                     difference="a different value"),
+}
 
 # (submission, task, status, feedback, seconds)
 ROWS = [
@@ -55,6 +72,11 @@ NAMES = {"1.1": ["SimpleTokenizerV2"], "2.1": ["simple_self_attention"], "2.2": 
          "7.1": ["create_balanced_dataset", "random_split"]}
 
 
+def finding_for(feedback):
+    """The finding recorded with one of the messages above (HINT's with any difference)."""
+    return FINDINGS[HINT if feedback.startswith(HINT.split("{diff}")[0]) else feedback].to_json()
+
+
 def synthetic_records():
     records = []
     for submission, task, status, feedback, seconds in ROWS:
@@ -62,7 +84,8 @@ def synthetic_records():
         records.append({"submission": submission, "notebook": f"{chapter}.ipynb", "chapter": chapter, "task": task,
                         "names": NAMES[task], "level": "B", "max_points": 2, "seed": 4242, "device": "cpu",
                         "notes": [], "status": status, "points": 2 if status == "passed" else 0,
-                        "feedback": feedback, "duration_s": seconds})
+                        "feedback": feedback, "duration_s": seconds,
+                        "finding": None if status == "passed" else finding_for(feedback)})
     return records
 
 
@@ -93,39 +116,75 @@ def mistake_rows(segment):
 # Mistake labels
 # ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("status, feedback, expected", [
-    ("failed", KNOWN, ("known mistake", "the scores are scaled: simple self-attention uses the raw dot products")),
-    ("failed", HINT.format(diff="0.31"),
-     ("wrong result", "Context vectors: the context vectors are a weighted sum of the inputs")),
-    ("failed", NO_HINT, ("wrong result", "The returned value: a different value")),
-    ("failed", CASE + "Output of forward (eval mode): shape (2, 6, 4), expected (2, 6, 2)",
+@pytest.mark.parametrize("finding, expected", [
+    (FINDINGS[KNOWN], ("known mistake", "the scores are scaled: simple self-attention uses the raw dot products")),
+    (FINDINGS[HINT], ("wrong result", "Context vectors: the context vectors are a weighted sum of the inputs")),
+    (FINDINGS[NO_HINT], ("wrong result", "The returned value: a different value")),
+    (Finding("wrong result", observed="Output of forward (eval mode)", difference="wrong shape"),
      ("wrong result", "Output of forward (eval mode): wrong shape")),
-    ("failed", "Failed on uneven entries: entries of [5, 2, 3] tokens [cpu]: The targets: first difference at index 1: "
-               "yours [1, 2], expected [1, 3] — row 1: the padding token at position 2 was kept: every padding "
-               "token after the first becomes ignore_index (-100)",
+    (Finding("wrong result", observed="The targets", difference="wrong items",
+             hint="row 1: the padding token at position 2 was kept: every padding token after the first becomes "
+                  "ignore_index (-100)"),
      ("wrong result", "The targets: the padding token at position 2 was kept")),
-    ("error", RAISED, ("error", "RuntimeError while creating SelfAttention_v1")),
-    ("error", "Failed on an entry with an input [cpu]: while calling format_input({'instruction': 'Classify the "
-              "followi...): format_input should return a str, got NoneType: return the string (print only shows it)",
+    (Finding("wrong result", observed="The samples", difference="the samples follow another distribution — it "
+                                                                "looks like top-k keeps k + 1 tokens"),
+     ("wrong result", "The samples: the samples follow another distribution")),
+    (FINDINGS[RAISED], ("error", "RuntimeError while creating SelfAttention_v1")),
+    (Finding("error", step="calling format_input({'instruction': 'Classify: the followi...)",
+             detail="format_input should return a str, got NoneType: return the string (print only shows it)"),
      ("error", "while calling format_input: format_input should return a str, got NoneType")),
-    ("error", "Failed on a batch [cpu]: not implemented yet: replace `raise NotImplementedError()` with your code",
+    (Finding("error", error_type="NotImplementedError", step="calling forward(x) (step 2)"),
      ("error", "not implemented yet (NotImplementedError)")),
-    ("error", "your solution cell has a syntax error on line 7: invalid syntax",
+    (Finding("error", detail="your solution cell has a syntax error on line 7: invalid syntax"),
      ("error", "your solution cell has a syntax error on line N")),
-    ("timeout", TIMEOUT, ("timeout", "your code did not finish within 60 s and was stopped")),
-    ("error", REJECTED, ("rejected", "the notebook file is not valid notebook JSON <img src=x onerror=alert>")),
-    ("error", "the .zip file is damaged (File is not a zip file)", ("rejected", "the .zip file is damaged")),
-    ("error", None, ("error", "(no feedback)")),
+    (FINDINGS[TIMEOUT], ("timeout", "did not finish in time")),
+    (FINDINGS[REJECTED], ("rejected", "the notebook file is not valid notebook JSON <img src=x onerror=alert>")),
+    (Finding("rejected", detail="the .zip file is damaged (File is not a zip file)"),
+     ("rejected", "the .zip file is damaged")),
+    (Finding("grader fault", detail="the grader could not prepare this task"),
+     ("grader fault", "the grader could not prepare this task")),
 ])
-def test_mistake_labels_leave_out_what_differs_between_students(status, feedback, expected):
-    assert mistake_of({"status": status, "feedback": feedback}) == expected
+def test_mistake_labels_leave_out_what_differs_between_students(finding, expected):
+    assert mistake_of({"status": "failed", "feedback": "(not read)", "finding": finding.to_json()}) == expected
 
 
 def test_the_same_mistake_with_other_numbers_has_one_label():
-    labels = {mistake_of({"status": "failed", "feedback": HINT.format(diff=d)}) for d in ("0.31", "2.5", "1e-3")}
-    assert len(labels) == 1
-    steps = {mistake_of({"status": "error", "feedback": RAISED.replace("line 4", f"line {n}")}) for n in (4, 12)}
-    assert len(steps) == 1
+    """The judge records the sort of a difference, not its numbers; the report drops a step's."""
+    from gptcourse.judge import _difference
+
+    want = np.zeros((2, 6, 2))
+    messages, sorts = zip(*(_difference("Context vectors", want + d, want) for d in (0.31, 2.5, 1e-3)))
+    assert len(set(messages)) == 3 and set(sorts) == {"not the reference's values"}
+    error = FINDINGS[RAISED].to_json()
+    steps = {mistake_of({"finding": dict(error, step=f"calling forward(x) (step {n})")}) for n in (4, 12)}
+    assert steps == {("error", "RuntimeError while calling forward")}
+
+
+def test_labels_come_from_the_finding_not_from_the_message():
+    """Rewording a message must not regroup the class: the label never reads the feedback."""
+    finding = FINDINGS[KNOWN].to_json()
+    reworded = [{"status": "failed", "feedback": text, "finding": finding}
+                for text in (KNOWN, KNOWN.replace("it looks like", "you probably"), "Something else entirely: x")]
+    assert {mistake_of(record) for record in reworded} == {("known mistake", FINDINGS[KNOWN].mistake)}
+
+
+@pytest.mark.parametrize("finding", [
+    None, "known mistake", {"kind": "made up"}, {"kind": "error", "step": 3},
+    {"kind": "error", "detail": "x", "script": "<b>"}, ["kind", "error"],
+])
+def test_a_record_without_a_well_formed_finding_is_grouped_by_its_status_and_message(finding):
+    """grades.json of an older grader (no findings), or a damaged one: the status gives the kind,
+    the message's first clause the label."""
+    record = {"status": "failed", "feedback": "Failed on a case [cpu]: The returned value: expected 3, got 4",
+              "finding": finding}
+    assert mistake_of(record) == ("wrong result", "Failed on a case [cpu]")
+    assert mistake_of(dict(record, status="timeout", feedback=TIMEOUT)) == (
+        "timeout", "your code did not finish within 60 s and was stopped")
+    assert mistake_of(dict(record, status="error", feedback=None)) == ("error", "(no feedback)")
+
+
+def test_the_report_explains_every_kind_of_finding():
+    assert tuple(class_report.KINDS) == findings.KINDS
 
 
 # ------------------------------------------------------------------------------------------
@@ -168,7 +227,8 @@ def test_only_the_top_mistakes_are_listed(tmp_path):
         for j in range(7 - i):  # mistake i is made by 7 - i students
             records.append({"submission": f"s{i}-{j}", "chapter": "02_attention", "task": "2.1", "names": ["f"],
                             "status": "failed", "points": 0, "max_points": 1, "duration_s": 1.0,
-                            "feedback": f"{CASE}Attention weights: wrong — it looks like mistake number {i}"})
+                            "feedback": f"{CASE}Attention weights: wrong — it looks like mistake number {i}",
+                            "finding": {"kind": "known mistake", "mistake": f"mistake number {i}"}})
     page = Path(class_report.write_report(records, str(tmp_path), RUN)).read_text(encoding="utf-8")
     rows = mistake_rows(task_segment(page, "2.1"))
     assert [(r[0], r[3]) for r in rows] == [(7 - i, f"mistake number {i}") for i in range(5)]
@@ -263,6 +323,7 @@ def test_a_large_class_is_reported_quickly(tmp_path):
                             "max_points": 2, "points": 2 if passed else 0, "duration_s": float(rng.exponential(3)),
                             "status": "passed" if passed else "failed",
                             "feedback": PASSED if passed else kinds[int(rng.integers(len(kinds)))]})
+            records[-1]["finding"] = None if passed else finding_for(records[-1]["feedback"])
     class_report.render(records[:10], str(tmp_path), RUN)  # imports seaborn and friends
     start = time.perf_counter()
     path = class_report.write_report(records, str(tmp_path), RUN)

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from factory import corpus_items, filled_notebook, grade_id, records_by_submission, run_grader, write_notebook
+from gptcourse import findings
 from gptcourse.tasks import TASKS, task_of_cell
 
 ITEMS = corpus_items()
@@ -81,6 +82,34 @@ def test_correct_alternative_gets_full_points(graded, item):
     tasks = graded[item.id]
     for task, record in {item.task: tasks[item.task], **other_tasks_to_check(item, tasks)}.items():
         assert record["status"] == "passed" and record["points"] == record["max_points"], (task, record["feedback"])
+
+
+def test_every_verdict_says_what_went_wrong_as_fields_too(graded):
+    """The finding stored beside each message (gptcourse/findings.py) agrees with the message: the
+    class report groups on it, so it must say what the student reads, field by field."""
+    for tasks in graded.values():
+        for record in tasks.values():
+            finding, feedback = findings.from_json(record["finding"]), record["feedback"]
+            assert (finding is None) == (record["status"] == "passed"), record
+            if finding is None:
+                continue
+            assert finding.kind in {"failed": ("known mistake", "wrong result"),
+                                    "error": ("error", "rejected"), "timeout": ("timeout",)}[record["status"]], record
+            if finding.case:
+                assert feedback.startswith(f"Failed on {finding.case} [{finding.device}]: "), record
+            problem = message_without_case(feedback)
+            if finding.kind == "known mistake":
+                assert problem == f"{finding.observed}: wrong — it looks like {finding.mistake}", record
+            if finding.kind == "wrong result":
+                assert finding.difference and (finding.hint in problem) and (finding.observed in problem), record
+            if finding.error_type == "NotImplementedError":
+                assert problem.startswith("not implemented yet"), record
+            elif finding.error_type:
+                assert f"{finding.error_type} while {finding.step}" in problem, record
+            elif finding.step:
+                assert problem.startswith(f"while {finding.step}"), record
+            if finding.kind in ("rejected", "error") and not (finding.case or finding.step):
+                assert finding.detail and finding.detail in feedback, record
 
 
 def message_without_case(feedback):

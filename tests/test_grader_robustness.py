@@ -315,6 +315,7 @@ def test_a_broken_copy_of_a_chapter_never_replaces_a_readable_one():
 # ------------------------------------------------------------------------------------------
 
 RUN = {"seed": 5, "device": "cpu"}
+FINDING = {"kind": "wrong result", "case": "a case", "device": "cpu", "observed": "The output", "difference": "wrong shape"}
 
 
 def good_line(task_id="3.2", status="passed", points=None, **changes):
@@ -322,7 +323,8 @@ def good_line(task_id="3.2", status="passed", points=None, **changes):
     record = {"submission": "s", "notebook": "n.ipynb", "notebook_sha": "abc", "chapter": task.chapter,
               "task": task_id, "names": list(task.names), "level": task.level, "max_points": 4,
               "seed": 5, "device": "cpu", "notes": [], "status": status,
-              "points": 4 if points is None else points, "feedback": "fine", "duration_s": 0.5}
+              "points": 4 if points is None else points, "feedback": "fine", "duration_s": 0.5,
+              "finding": None if status == "passed" else FINDING}
     record.update(changes)
     return json.dumps(record)
 
@@ -344,11 +346,21 @@ def test_resume_recomputes_points_from_status_and_manifest(tmp_path):
     good_line(status="bogus"), good_line(status=None), good_line(task="9.9"), good_line(task=3.2),
     good_line(submission=["s"]), good_line(notebook_sha=None), good_line(notes="x"), good_line(notes=[1]),
     good_line(feedback=7), good_line(duration_s="1"), good_line(seed=6), good_line(device="cuda"),
-    good_line(grader_fault=True), "[1, 2]", "7", '"text"', "null", "{" * 50_000, good_line()[:40],
+    good_line(grader_fault=True), good_line(status="failed", finding=None), good_line(finding=FINDING),
+    good_line(status="failed", finding={"kind": "bogus"}), good_line(status="error", finding=dict(FINDING, step=3)),
+    good_line(status="failed", finding=dict(FINDING, html="<b>")), good_line(status="failed", finding="wrong"),
+    "[1, 2]", "7", '"text"', "null", "{" * 50_000, good_line()[:40],
 ], ids=lambda line: line[:60])
 def test_resume_ignores_a_malformed_or_foreign_record(tmp_path, line):
     (tmp_path / "results.jsonl").write_text(line + "\n")
     assert _load_results(str(tmp_path), RUN, manifest()) == {}
+
+
+def test_resume_keeps_a_well_formed_finding(tmp_path):
+    """What went wrong, as fields (the class report groups on them), survives a resume."""
+    (tmp_path / "results.jsonl").write_text(good_line("3.1", "failed") + "\n")
+    [record] = _load_results(str(tmp_path), RUN, manifest()).values()
+    assert record["finding"] == FINDING and record["status"] == "failed"
 
 
 def test_resume_reads_past_bytes_that_are_not_utf8(tmp_path):

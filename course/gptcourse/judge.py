@@ -7,13 +7,16 @@ on the reference (`expected`). When they differ it tries, in order:
    leaking into the past, ...);
 3. the plain difference (shape, largest difference and where).
 It works on plain data only, so the grader can run it in a process that never ran
-student code. It is generic: what is specific to a chapter (names of observations, hints,
+student code. Besides the message it returns a `Finding` (gptcourse/findings.py): the same
+verdict as fields, which the class report groups on instead of reading the sentence back. It is generic: what is specific to a chapter (names of observations, hints,
 how a random output is judged) comes from the chapter module and the task's kinds.
 """
 import re
+from dataclasses import replace
 
 import numpy as np
 
+from .findings import Finding
 from .probes import kind_of
 from .tasks import chapter_module, get_task, tasks_before
 
@@ -159,18 +162,26 @@ def _chapter_error_hint(text, task_id, error=None):
 
 
 def describe_error(error, task_id=None):
+    return error_finding(error, task_id)[0]
+
+
+def error_finding(error, task_id=None):
+    """(message, Finding) for an exception raised while a case ran (or a probe's own check on
+    what the code did, error["ours"]: then there is no exception type, and its message says what)."""
+    finding = Finding("error", error_type="" if error.get("ours") else error["type"], step=error["step"])
     if error["type"] == "NotImplementedError":
-        return "not implemented yet: replace `raise NotImplementedError()` with your code"
+        return "not implemented yet: replace `raise NotImplementedError()` with your code", finding
     where = f" at {error['where']}" if error.get("where") else ""
     hint, instead = _chapter_error_hint(f"{error['type']}: {error['message']}", task_id, error)
     if instead:
-        return f"{error['type']} while {error['step']}{where} — {hint}"
+        return f"{error['type']} while {error['step']}{where} — {hint}", replace(finding, hint=hint)
     if error.get("ours"):
         message = f"while {error['step']}{where}: {error['message']}"
+        finding = replace(finding, detail=error["message"])
     else:
         message = f"{error['type']} while {error['step']}{where}" + (f": {error['message']}" if error["message"] else "")
     hint = error_hint(error, task_id)
-    return f"{message} — {hint}" if hint else message
+    return (f"{message} — {hint}" if hint else message), replace(finding, hint=hint)
 
 
 def tolerances(device):
@@ -201,18 +212,19 @@ def _close(a, b, device="cpu"):
 
 
 def _array_difference(name, got, expected):
+    """(message, the sort of difference) between an observed array and the reference's."""
     if got is None:
         return (f"{name}: no gradient reached it — something in your code cuts the graph "
-                f"(.detach(), .data, .item(), numpy, torch.no_grad())")
+                f"(.detach(), .data, .item(), numpy, torch.no_grad())"), "no gradient reached it (the graph is cut)"
     if not isinstance(got, np.ndarray):
-        return f"{name}: expected an array of shape {expected.shape}, got {type(got).__name__}"
+        return f"{name}: expected an array of shape {expected.shape}, got {type(got).__name__}", "not an array"
     if got.shape != expected.shape:
-        return f"{name}: shape {got.shape}, expected {expected.shape}"
+        return f"{name}: shape {got.shape}, expected {expected.shape}", "wrong shape"
     if got.dtype.kind != "f" or expected.dtype.kind != "f":
         where = tuple(int(i) for i in np.argwhere(got != expected)[0])
-        return f"{name}: differs at index {list(where)} (yours {got[where]}, expected {expected[where]})"
+        return f"{name}: differs at index {list(where)} (yours {got[where]}, expected {expected[where]})", "wrong values"
     if np.isnan(got).any() and not np.isnan(expected).any():
-        return f"{name}: contains NaN where the reference has numbers"
+        return f"{name}: contains NaN where the reference has numbers", "NaN where the reference has numbers"
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.array(np.abs(got.astype(np.float64) - expected.astype(np.float64)))  # 0-d stays an array
     # The same infinity (or NaN) on both sides is no difference; inf against a number, or NaN
@@ -225,10 +237,11 @@ def _array_difference(name, got, expected):
         count = int(infinite.sum())
         places = "1 position" if count == 1 else f"{count} positions"
         return (f"{name}: not the reference's values at {places}, the first at index {list(where)}: "
-                f"got {_number(got[where])}, expected {_number(expected[where])}")
+                f"got {_number(got[where])}, expected {_number(expected[where])}"), "not the reference's values"
     where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
     return (f"{name}: not the reference's values, largest difference {diff.max():.4g} at index "
-            f"{list(where)} (yours {_number(got[where])}, expected {_number(expected[where])})")
+            f"{list(where)} (yours {_number(got[where])}, expected {_number(expected[where])})"), \
+        "not the reference's values"
 
 
 def _number(value):
@@ -243,13 +256,20 @@ def _shown(value, limit=200):
 
 
 def _value_difference(name, got, expected):
+    return _difference(name, got, expected)[0]
+
+
+def _difference(name, got, expected):
+    """(message, the sort of difference: "wrong shape", "a key is missing", ...) of an observation."""
     if isinstance(expected, np.ndarray):
         return _array_difference(name, got, expected)
     if isinstance(expected, dict) and isinstance(got, dict):
-        return f"{name}: {_dict_difference(got, expected)}"
-    if isinstance(expected, list) and isinstance(got, list):
-        return f"{name}: {_list_difference(got, expected)}"
-    return f"{name}: expected {_shown(expected)}, got {_shown(got)}"
+        text, sort = _dict_difference(got, expected)
+    elif isinstance(expected, list) and isinstance(got, list):
+        text, sort = _list_difference(got, expected)
+    else:
+        text, sort = f"expected {_shown(expected)}, got {_shown(got)}", "a different value"
+    return f"{name}: {text}", sort
 
 
 def _dict_difference(got, expected):
@@ -260,29 +280,31 @@ def _dict_difference(got, expected):
     changed = [k for k in expected if k in got and not _close(got[k], expected[k])]
     if missing:
         first = f"the key {_shown(missing[0], 60)} is missing (expected {_shown(expected[missing[0]], 60)})"
+        sort = "a key is missing"
     elif extra:
         first = f"the key {_shown(extra[0], 60)} should not be there (yours maps it to {_shown(got[extra[0]], 60)})"
+        sort = "an unexpected key"
     else:
         key = changed[0]
         first = f"[{_shown(key, 60)}] is {_shown(got[key], 60)}, expected {_shown(expected[key], 60)}"
-    if not (missing or extra):
-        return f"{first} ({len(changed)} of {len(expected)} entries differ)"
+        return f"{first} ({len(changed)} of {len(expected)} entries differ)", "wrong entries"
     counts = [f"{len(v)} {what}" for v, what in ((missing, "missing"), (extra, "unexpected"),
                                                   (changed, "with other values")) if v]
-    return f"{first}; {len(got)} entries, expected {len(expected)} ({', '.join(counts)})"
+    return f"{first}; {len(got)} entries, expected {len(expected)} ({', '.join(counts)})", sort
 
 
 def _list_difference(got, expected):
     """The first position that differs, and the lengths when they differ."""
     lengths = f"length {len(got)}, expected {len(expected)}; " if len(got) != len(expected) else ""
+    sort = "wrong length" if lengths else "wrong items"
     for i, (have, want) in enumerate(zip(got, expected)):
         if not _close(have, want):
-            return f"{lengths}first difference at index {i}: yours {_shown(have, 80)}, expected {_shown(want, 80)}"
+            return f"{lengths}first difference at index {i}: yours {_shown(have, 80)}, expected {_shown(want, 80)}", sort
     if len(got) > len(expected):
-        return f"{lengths}the extra items start with {_shown(got[len(expected)], 80)}"
+        return f"{lengths}the extra items start with {_shown(got[len(expected)], 80)}", sort
     if len(got) < len(expected):
-        return f"{lengths}the missing items start with {_shown(expected[len(got)], 80)}"
-    return f"expected {_shown(expected)}, got {_shown(got)}"
+        return f"{lengths}the missing items start with {_shown(expected[len(got)], 80)}", sort
+    return f"expected {_shown(expected)}, got {_shown(got)}", "a different value"
 
 
 def _structure_difference(got, expected):
@@ -312,22 +334,28 @@ def judge(task_id, case, got, expected, variants=()):
     variants: (message, observations) pairs of known wrong implementations on the same case,
     or a function returning them (called only when something is wrong).
     """
-    return judge_detail(task_id, case, got, expected, variants)[0]
+    return judge_finding(task_id, case, got, expected, variants)[0]
 
 
 def judge_detail(task_id, case, got, expected, variants=()):
-    """(message or None, whether the problem is an exception the code raised).
+    """(message or None, whether the problem is an exception the code raised)."""
+    problem, finding = judge_finding(task_id, case, got, expected, variants)
+    return problem, bool(finding and finding.kind == "error")
+
+
+def judge_finding(task_id, case, got, expected, variants=()):
+    """(message, Finding), or (None, None) when `got` is right.
 
     expected["internals/alternatives"], when present, lists the observations of other
     readings of the spec that are just as right (where it leaves a detail open): matching
     any of them passes; the message is still the one against the reference.
     """
-    problem, raised = _judge_against(task_id, case, got, expected, variants)
-    if problem and not raised:
+    problem, finding = _judge_against(task_id, case, got, expected, variants)
+    if problem and finding.kind != "error":
         for alternative in expected.get("internals/alternatives", ()):
             if _judge_against(task_id, case, got, alternative, ())[0] is None:
-                return None, False
-    return problem, raised
+                return None, None
+    return problem, finding
 
 
 def _judge_against(task_id, case, got, expected, variants):
@@ -336,44 +364,51 @@ def _judge_against(task_id, case, got, expected, variants):
     # A changed input explains the wrong outputs that follow from it: report it first.
     for key, want in expected.items():
         if key.startswith("after/") and key in got and not _close(got[key], want, case.device):
-            return _explain(task.id, kind, key, got[key], want, got, expected, case, variants), False
+            return _explain(task.id, kind, key, got[key], want, got, expected, case, variants)
     for key, want in expected.items():
         if key.startswith("internals/"):
             continue
         if key not in got and "error" in got:
-            return describe_error(got["error"], task.id), True
+            return error_finding(got["error"], task.id)
         if kind.owns(key):
             problem = kind.judge_key(key, got, expected, case)
             if problem:
-                return problem, False
+                return problem, Finding("wrong result", observed=key_name(task.id, key), difference=problem)
             continue
         if key not in got:
-            return f"{key_name(task.id, key)}: could not be observed", False
+            name = key_name(task.id, key)
+            return f"{name}: could not be observed", Finding("wrong result", observed=name,
+                                                              difference="could not be observed")
         have = got[key]
         if not _close(have, want, case.device):
-            return _explain(task.id, kind, key, have, want, got, expected, case, variants), False
+            return _explain(task.id, kind, key, have, want, got, expected, case, variants)
     if "error" in got and "error" not in expected:
-        return describe_error(got["error"], task.id), True
-    return None, False
+        return error_finding(got["error"], task.id)
+    return None, None
 
 
 def _explain(task_id, kind, key, have, want, got, expected, case, variants):
+    """(message, Finding) for one observation that differs from the reference's."""
     name = key_name(task_id, key)
+    wrong = Finding("wrong result", observed=name)
     if key == "structure":
         hint = property_hint(task_id, key, got, expected, case)
-        return _structure_difference(have, want) + (f" — {hint}" if hint else "")
+        return (_structure_difference(have, want) + (f" — {hint}" if hint else ""),
+                replace(wrong, difference="attributes differ from the spec", hint=hint))
     if key == "extra_parameters":
-        return f"{kind.messages.get(key, 'your module has parameters the spec does not have')}: {', '.join(have)}"
+        what = kind.messages.get(key, 'your module has parameters the spec does not have')
+        return f"{what}: {', '.join(have)}", replace(wrong, difference=what)
     if key.startswith("after/"):
         return (f"your code changed its input {key[6:]} in place (for example with masked_fill_ on the "
-                f"argument): compute a new tensor instead, the caller's data must stay as it was")
+                f"argument): compute a new tensor instead, the caller's data must stay as it was"), \
+            replace(wrong, difference="changed its input in place")
     if key in kind.messages:
-        return kind.messages[key]
+        return kind.messages[key], replace(wrong, difference=kind.messages[key])
     # A gradient that never arrived says more than any variant that also lacks one.
     cut_graph = have is None and isinstance(want, np.ndarray)
     for message, variant_obs in ([] if cut_graph else variants() if callable(variants) else variants):
         if key in variant_obs and _close(have, variant_obs[key], case.device):
-            return f"{name}: wrong — it looks like {message}"
+            return f"{name}: wrong — it looks like {message}", Finding("known mistake", observed=name, mistake=message)
     hint = property_hint(task_id, key, got, expected, case)
-    difference = _value_difference(name, have, want)
-    return f"{difference} — {hint}" if hint else difference
+    difference, sort = _difference(name, have, want)
+    return (f"{difference} — {hint}" if hint else difference), replace(wrong, difference=sort, hint=hint)
