@@ -40,7 +40,7 @@ lab: setup
 	$(VENV)/bin/jupyter lab course/
 
 release: setup
-	$(PY) -m grader.build
+	$(PY) -m grader build
 
 # The student package as a wheel, DIST/gptcourse-<version>-py3-none-any.whl: what the notebooks'
 # install cell installs when GPTCOURSE_INSTALL_FROM names it, and what a JupyterHub image
@@ -55,7 +55,7 @@ dist: setup
 # The workshop edition: the release with a collapsed answer after every task, in OUT
 # (`make workshop OUT=dir`; default workshop/). It holds the solutions: hand it out with care.
 workshop: setup
-	$(PY) -m grader.workshop --out $(if $(filter command line,$(origin OUT)),$(OUT),workshop)
+	$(PY) -m grader workshop --out $(if $(filter command line,$(origin OUT)),$(OUT),workshop)
 
 grade: setup
 	$(PY) -m grader grade $(SUBMISSIONS) --out $(OUT) --jobs $(JOBS)

@@ -1,5 +1,7 @@
-"""Command line of the course grader.
+"""Command line of the course: building it, and grading it.
 
+    python -m grader build [--check]   (the release, the hidden reference and the fixtures, from the masters)
+    python -m grader workshop --out DIR   (the workshop edition: the release with folded answers)
     python -m grader grade PATH... --out DIR [--device auto|cpu|cuda] [--jobs N] [--sandbox auto|bwrap|none]
     python -m grader report DIR     (rebuilds DIR/report.html, the class report)
     python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
@@ -8,15 +10,23 @@
     python -m grader gradescope --out autograder.zip [--chapters CH...]   (a Gradescope autograder)
 """
 import argparse
+import importlib
 import json
 import os
 import sys
 
 from grader import gradefolder
 
+# The commands other modules own (each has add_parser(commands) and main(args)). A module is
+# imported only when its command is named (or for the full --help): build and workshop import
+# nbformat and nbgrader, which a grade run does not need.
+MODULES = {"build": "grader.build", "workshop": "grader.workshop", "export": "grader.exports",
+           "push-nbgrader": "grader.nbgrader_push", "regrade": "grader.regrade", "gradescope": "grader.gradescope"}
+
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m grader", description="Grade course submissions.")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Build and grade the course.")
     commands = parser.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade submissions (notebooks, folders, zips, nbgrader layout)")
     g.add_argument("paths", nargs="+", metavar="PATH")
@@ -34,11 +44,12 @@ def main(argv=None):
     # The class report (grader/class_report.py), rebuilt from a grade run's files.
     rp = commands.add_parser("report", help="rebuild DIR/report.html from DIR/grades.json and DIR/run.json")
     rp.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
-    # Gradebook exports, nbgrader push, regrading, Gradescope (grader/exports.py, nbgrader_push.py, ...).
-    from grader import exports, gradescope, nbgrader_push, regrade
-
-    more = {module.add_parser(commands).prog.split()[-1]: module
-            for module in (exports, nbgrader_push, regrade, gradescope)}
+    # Build, workshop, gradebook exports, nbgrader push, regrading, Gradescope: see MODULES.
+    named = [name for name in argv[:1] if name in MODULES]
+    wanted = named or ([] if argv[:1] in (["grade"], ["report"]) else list(MODULES))
+    more = {name: importlib.import_module(MODULES[name]) for name in wanted}
+    for module in more.values():
+        module.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command in more:
         return more[args.command].main(args)

@@ -1,7 +1,7 @@
 """Build everything that is generated from the masters in solutions/.
 
-    python -m grader.build            # write reference package, manifest, release, fixtures
-    python -m grader.build --check    # exit 1 (and say what) when anything committed is stale
+    python -m grader build            # write reference package, manifest, release, fixtures
+    python -m grader build --check    # exit 1 (and say what) when anything committed is stale
 
 One source for each fact: a task's solution exists only in its master's solution cell.
 - grader/reference/chNN_*.py and grader/reference/manifest.json: the masters' setup cells
@@ -227,11 +227,14 @@ def all_files():
     yield fixture_files
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m grader.build", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="report stale files, write nothing")
-    args = parser.parse_args(argv)
+def add_parser(commands):
+    p = commands.add_parser("build", help="regenerate the reference, the release and the fixtures from the masters",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true", help="report stale files, write nothing")
+    return p
+
+
+def main(args):
     stale = []
     for make in all_files():
         files = make()
@@ -261,5 +264,7 @@ def _reload_reference():
         del sys.modules[name]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the older spelling, python -m grader.build
+    from grader.__main__ import main as grader_main
+
+    sys.exit(grader_main(["build", *sys.argv[1:]]))

@@ -1,6 +1,6 @@
 """The workshop edition: the student notebooks with a folded-away answer after every task.
 
-    python -m grader.workshop --out DIR        # or: make workshop OUT=DIR
+    python -m grader workshop --out DIR        # or: make workshop OUT=DIR
 
 A 90-minute practical must not stall on one task. In this edition each task cell is followed
 by an "Answer" code cell, collapsed, whose first line reads
@@ -123,18 +123,24 @@ def write_workshop(out):
     return paths
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m grader.workshop", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True, help="folder for the workshop notebooks")
-    args = parser.parse_args(argv)
+def add_parser(commands):
+    p = commands.add_parser("workshop", help="write the workshop edition (the release with folded answers)",
+                            description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, help="folder for the workshop notebooks")
+    return p
+
+
+def main(args):
     try:
         paths = write_workshop(args.out)
     except ValueError as error:
-        parser.error(str(error))
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(f"workshop edition ({len(paths)} notebooks, answers included) in {os.path.abspath(args.out)}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the older spelling, python -m grader.workshop
+    from grader.__main__ import main as grader_main
+
+    sys.exit(grader_main(["workshop", *sys.argv[1:]]))

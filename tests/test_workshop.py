@@ -19,7 +19,7 @@ def released_files():
 def edition(tmp_path_factory):
     out = tmp_path_factory.mktemp("workshop")
     before = released_files()
-    result = subprocess.run([sys.executable, "-m", "grader.workshop", "--out", str(out)],
+    result = subprocess.run([sys.executable, "-m", "grader", "workshop", "--out", str(out)],
                             cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert released_files() == before  # the graded release is unchanged

@@ -1,0 +1,47 @@
+"""One command line for the course: python -m grader build|workshop|grade|report|export|...
+
+Each command lives in its own module (add_parser, main); grader/__main__.py lists them and
+imports a module only when its command is named, so a grade run does not pay for nbformat and
+nbgrader, which only build and workshop need.
+"""
+import subprocess
+import sys
+
+from factory import REPO
+from grader import __main__ as command_line
+
+
+def run(*code):
+    result = subprocess.run([sys.executable, "-c", "\n".join(code)], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_help_lists_every_command():
+    out = subprocess.run([sys.executable, "-m", "grader", "--help"], cwd=REPO, capture_output=True, text=True,
+                         timeout=120).stdout
+    for command in ["grade", "report", *command_line.MODULES]:
+        assert f"\n    {command} " in out, command
+
+
+def test_each_module_named_owns_its_command():
+    for command, module in command_line.MODULES.items():
+        out = subprocess.run([sys.executable, "-m", "grader", command, "--help"], cwd=REPO, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.startswith(f"usage: python -m grader {command}"), (module, out)
+
+
+def test_grading_commands_do_not_import_the_build_tools():
+    loaded = run("import sys",
+                 "from grader.__main__ import main",
+                 "assert main(['report', '/nonexistent/grades']) == 1",
+                 "print(sorted(m for m in ('nbformat', 'nbgrader', 'grader.build', 'grader.workshop') if m in sys.modules))")
+    assert loaded.strip() == "[]"
+
+
+def test_the_older_module_spellings_still_work():
+    for module in ("grader.build", "grader.workshop"):
+        out = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0 and "usage: python -m grader" in out.stdout, out.stderr
