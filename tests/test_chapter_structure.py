@@ -16,7 +16,8 @@ from gptcourse.tasks import CHAPTERS, TASKS, carried_tasks, chapter_module, chap
 
 # Shared code: what a new chapter must never have to edit.
 GENERIC_FILES = [
-    "course/gptcourse/probes.py", "course/gptcourse/judge.py", "course/gptcourse/kinds.py",
+    "course/gptcourse/probes.py", "course/gptcourse/judge.py",
+    *sorted(str(path.relative_to(REPO)) for path in (REPO / "course/gptcourse/kinds").glob("*.py")),
     "course/gptcourse/selfcheck.py", "course/gptcourse/records.py", "course/gptcourse/tasks.py",
     "grader/hidden/expectations.py", "grader/hidden/casekit.py", "grader/chapters/__init__.py",
     "grader/engine.py", "grader/verdict.py", "grader/build.py",

@@ -1,4 +1,4 @@
-"""Every probe kind (course/gptcourse/kinds.py) on a toy task defined here, before any chapter
+"""Every probe kind (course/gptcourse/kinds/) on a toy task defined here, before any chapter
 needs it: the reference passes, a correct alternative passes, a wrong version is caught with
 a message that says what is wrong.
 
