@@ -8,7 +8,7 @@ The same probes serve three purposes:
 - the grader runs them on its hidden reference to know what to expect.
 A probe never decides whether something is right: that is the judge's job (judge.py).
 
-This module is generic: what a probe does for a task is a *kind* (kinds.py) that the task's
+This module is generic: what a probe does for a task is a *kind* (the kinds/ package) that the task's
 chapter module (chapters/chNN_name.py) picks for each of its case kinds. Nothing here names
 a task.
 
@@ -488,7 +488,7 @@ def device_pass_supported(case):
 # ------------------------------------------------------------------------------------------
 
 def kind_of(case):
-    """The kind (kinds.py) that the task's chapter module registered for this case's kind."""
+    """The kind (the kinds/ package) that the task's chapter module registered for this case's kind."""
     task = get_task(case.task)
     probes = chapter_module(task.chapter).PROBES
     try:
