@@ -1,7 +1,7 @@
 """Record what the course's checking says about a fixed set of code, and compare two records.
 
     python benchmarks/behaviour_snapshot.py record FILE [--parts corpus class selfcheck] [--students 20]
-    python benchmarks/behaviour_snapshot.py compare BEFORE AFTER
+    python benchmarks/behaviour_snapshot.py compare BEFORE AFTER [--again BEFORE2] [--new-field KEY]
 
 For changes that must leave behaviour alone (a refactoring, issue 26): record before the first
 step, record again after the last, compare. Three parts:
@@ -36,6 +36,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -158,7 +159,7 @@ def outcome_word(value):
     return value.split(":")[0] if isinstance(value, str) else value
 
 
-def compare(before_path, after_path, again_path=None, shown=10):
+def compare(before_path, after_path, again_path=None, shown=10, new_fields=()):
     def load(path):
         with open(path, encoding="utf-8") as file:
             return json.load(file)
@@ -176,8 +177,11 @@ def compare(before_path, after_path, again_path=None, shown=10):
         if again is not None and part in again:
             repeat = flattened(again[part])
             volatile = {path for path in old if repeat.get(path) != old[path]}
-        differ = []
+        differ, added = [], 0
         for path in sorted(set(old) | set(new)):
+            if path not in old and any(re.search(rf"/{re.escape(name)}(/|#|$)", path) for name in new_fields):
+                added += 1  # a field the change adds on purpose: reported, not compared
+                continue
             if path in volatile and path.endswith("/feedback"):
                 continue  # its record's status and points are compared exactly
             if path in volatile:
@@ -186,7 +190,8 @@ def compare(before_path, after_path, again_path=None, shown=10):
             elif old.get(path) != new.get(path):
                 differ.append(path)
         print(f"{part}: {'identical' if not differ else f'{len(differ)} DIFFERENT'} "
-              f"({len(old)} values, {len(volatile)} volatile between the two records before)")
+              f"({len(old)} values, {len(volatile)} volatile between the two records before"
+              + (f"; {added} values of the new fields {', '.join(new_fields)} left out" if new_fields else "") + ")")
         for path in differ[:shown]:
             print(f"  {path}: {json.dumps(old.get(path))[:300]} -> {json.dumps(new.get(path))[:300]}")
         same &= not differ
@@ -213,12 +218,15 @@ def main(argv=None):
     cmp_.add_argument("before")
     cmp_.add_argument("after")
     cmp_.add_argument("--again", help="a second record of the state before: what differs between the two is volatile")
+    cmp_.add_argument("--new-field", dest="new_fields", action="append", default=[], metavar="KEY",
+                      help="a key the change adds to records on purpose (issue 26 adds 'finding'): values "
+                           "under it that only AFTER has are counted, not compared; repeatable")
     args = parser.parse_args(argv)
     if args.command == "record":
         with_fixed_hashes()
         record(args.file, args.parts, args.students)
         return 0
-    return compare(args.before, args.after, args.again)
+    return compare(args.before, args.after, args.again, new_fields=args.new_fields)
 
 
 if __name__ == "__main__":
