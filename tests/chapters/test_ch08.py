@@ -2,11 +2,10 @@
 observe of a LoRA layer's random initialisation."""
 import torch
 
-from factory import corpus_items
+from factory import corpus_items, load
 from gptcourse.probes import ProbeContext, run_probe
 from grader.chapters import chapter_module as hidden_module
 from grader.reference import reference_earlier
-from test_selfcheck import load
 
 
 def initialisation_case():
