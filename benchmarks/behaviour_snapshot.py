@@ -7,7 +7,7 @@ For changes that must leave behaviour alone (a refactoring, issue 26): record be
 step, record again after the last, compare. Three parts:
 
 - corpus     every item of tests/corpus graded by `python -m grader grade` in one batch, as
-             tests/test_grader_corpus.py builds them (the first wrong and correct item of each
+             tests/grader/test_corpus.py builds them (the first wrong and correct item of each
              task with its whole chapter, the others alone), seed 4242, CPU: the grader's
              grades.json and every record of results.jsonl;
 - class      benchmarks/class_bench.py's class of --students students (seed 1234: correct
@@ -41,7 +41,8 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [os.path.join(REPO, "tests"), os.path.join(REPO, "course"), REPO]
+# tests/ holds the helpers (factory.py), tests/grader the corpus test whose notebooks it grades.
+sys.path[:0] = [os.path.join(REPO, "tests"), os.path.join(REPO, "tests", "grader"), os.path.join(REPO, "course"), REPO]
 
 PARTS = ("corpus", "class", "selfcheck")
 # Keys whose values change from run to run: times, and where the output folder happened to be.
@@ -73,7 +74,7 @@ def record_corpus(workdir):
     from pathlib import Path
 
     from factory import corpus_items, filled_notebook, run_grader, write_notebook
-    from test_grader_corpus import SEED, WHOLE_CHAPTER, only_task_notebook
+    from test_corpus import SEED, WHOLE_CHAPTER, only_task_notebook
 
     root = Path(workdir) / "corpus"
     for item in corpus_items():
@@ -100,9 +101,8 @@ def record_class(workdir, students):
 
 
 def record_selfchecks():
-    from factory import corpus_items
+    from factory import corpus_items, load
     from gptcourse import SelfCheckFailed, check
-    from test_selfcheck import load
 
     import torch
 

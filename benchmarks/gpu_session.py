@@ -58,10 +58,14 @@ NOTEBOOK_STAGES = ("ch05", "ch06", "ch07")
 
 def cuda_test_files():
     """The test files with a CUDA test: collecting the others needs Jupyter's packages."""
-    folder = os.path.join(REPO, "tests")
-    return sorted(os.path.join("tests", name) for name in os.listdir(folder)
-                  if name.startswith("test_") and name.endswith(".py")
-                  and "pytest.mark.cuda" in open(os.path.join(folder, name), encoding="utf-8").read())
+    found = []
+    for folder, _, names in os.walk(os.path.join(REPO, "tests")):  # tests/course, tests/chapters, ...
+        for name in names:
+            path = os.path.join(folder, name)
+            if (name.startswith("test_") and name.endswith(".py")
+                    and "pytest.mark.cuda" in open(path, encoding="utf-8").read()):
+                found.append(os.path.relpath(path, REPO))
+    return sorted(found)
 
 
 def environment():

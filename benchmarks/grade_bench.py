@@ -155,7 +155,7 @@ def run(args, work):
     figures["ratio_nbgrader_over_course_grader"] = nbgrader_s / batch_s
     print(f"\nbatch ratio nbgrader / course grader: {nbgrader_s / batch_s:.1f}x")
 
-    # Cross-check, not a test (tests/test_nbgrader_agreement.py is): same cases, same points?
+    # Cross-check, not a test (tests/notebooks/test_nbgrader_agreement.py is): same cases, same points?
     by_submission = records_by_submission(records)
     differ = [f"{student} {task}: nbgrader {score:g}, course grader {by_submission[student][task]['points']}"
               for (student, task), (score, _) in sorted(scores.items())

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gptcourse.tasks import carried_tasks, get_task, task_of_cell
+from gptcourse.tasks import carried_tasks, chapters_for, get_task, task_of_cell
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"
@@ -36,6 +36,20 @@ class CausalAttention(nn.Module):
 
 def manifest():
     return json.loads((REPO / "grader" / "reference" / "manifest.json").read_text())
+
+
+def load(source, task_id):
+    """Run a task cell the way the grader does: setup, the carried reference names, then the cell."""
+    m = manifest()
+    task = get_task(task_id)
+    namespace = {"__name__": "__main__"}
+    for chapter in chapters_for(task_id):
+        for setup in m[chapter]["setup"]:
+            exec(setup, namespace)
+    for earlier in carried_tasks(task_id):
+        exec(m[earlier.chapter]["tasks"][earlier.id]["source"], namespace)
+    exec(source, namespace)
+    return [namespace[name] for name in task.names]
 
 
 def release_notebook(chapter):

@@ -8,7 +8,7 @@ Nothing here reaches the internet; local stand-ins take its place:
 - the data's public addresses: the data mirror (GPTCOURSE_DATA_MIRROR).
 
 tests/conftest.py makes one of each per test session (`published`, `colab`), shared by
-tests/test_publishing.py and tests/test_colab.py.
+tests/notebooks/test_publishing.py and tests/notebooks/test_colab.py.
 """
 import json
 import os

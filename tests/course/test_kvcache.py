@@ -1,6 +1,6 @@
 """gptcourse.kvcache's static cache: allocated once, written in place, the same outputs and
 ids as Task 6.5's cache and as no cache at all. (The simple cache's own tests are in
-tests/test_reference_values.py.)"""
+tests/chapters/test_ch06.py.)"""
 import copy
 
 import pytest

@@ -4,27 +4,13 @@ import time
 
 import pytest
 
-from factory import corpus_items, manifest
+from factory import corpus_items, load, manifest
 from gptcourse import SelfCheckFailed, check
 from gptcourse.probes import load_meta_kernels
-from gptcourse.tasks import TASKS, carried_tasks, chapters_for, get_task
+from gptcourse.tasks import TASKS, get_task
 from grader.reference import reference_objects
 
 ITEMS = corpus_items()
-
-
-def load(source, task_id):
-    """Run a task cell the way the grader does: setup, the carried reference names, then the cell."""
-    m = manifest()
-    task = get_task(task_id)
-    namespace = {"__name__": "__main__"}
-    for chapter in chapters_for(task_id):
-        for setup in m[chapter]["setup"]:
-            exec(setup, namespace)
-    for earlier in carried_tasks(task_id):
-        exec(m[earlier.chapter]["tasks"][earlier.id]["source"], namespace)
-    exec(source, namespace)
-    return [namespace[name] for name in task.names]
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)

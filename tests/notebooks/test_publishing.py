@@ -76,7 +76,7 @@ def test_a_cache_filled_by_fetch_is_a_mirror(tmp_path, monkeypatch, mirror_dir):
         assert data.fetch(dataset.name) == tmp_path / "room-data" / dataset.filename
 
 
-# -- the page, run (tests/published.py; the slow part is shared with tests/test_colab.py) ----------
+# -- the page, run (tests/published.py; the slow part is shared with tests/notebooks/test_colab.py) ----------
 
 @pytest.mark.slow
 def test_every_bash_block_ran_to_its_end(published):

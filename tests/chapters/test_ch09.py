@@ -1,5 +1,6 @@
 """Chapter 09's grading: cases for every seed, the device check of the collate function, the
-prompt messages, and the runs the notebook picks."""
+prompt messages, the runs the notebook picks, and the reference package against the book's values
+for chapter 09."""
 import pytest
 import torch
 
@@ -115,3 +116,56 @@ def test_a_quick_run_fine_tunes_ten_batches_and_answers_five_entries(monkeypatch
     run = pick_instruction_run(torch.device("cpu"), "small")
     assert (run.num_epochs, run.train_batches, run.test_responses) == (1, 10, 5)
     assert "quick run" in run.describe()
+
+
+# ------------------------------------------------------------------------------------------
+# The book's values, computed by the reference package (grader/reference)
+# ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def instruction_data():
+    import json
+
+    from gptcourse.data import fetch
+    with open(fetch("instruction-data"), encoding="utf-8") as file:
+        return json.load(file)
+
+
+def test_the_instruction_data_has_1100_entries_split_935_110_55(instruction_data):
+    assert len(instruction_data) == 1_100
+    train_portion, test_portion = int(1_100 * 0.85), int(1_100 * 0.05)
+    assert (train_portion, 1_100 - train_portion - test_portion, test_portion) == (935, 110, 55)
+    assert sum(1 for entry in instruction_data if entry["input"]) == 325
+
+
+def test_format_input_gives_the_book_s_two_examples(instruction_data):
+    from grader.reference import ch09_instruction as ch09
+    preamble = ("Below is an instruction that describes a task. Write a response that appropriately completes "
+                "the request.")
+    assert ch09.format_input(instruction_data[50]) == (
+        f"{preamble}\n\n### Instruction:\nIdentify the correct spelling of the following word.\n\n"
+        f"### Input:\nOcassion")
+    assert ch09.format_input(instruction_data[999]) == (
+        f"{preamble}\n\n### Instruction:\nWhat is an antonym of 'complicated'?")
+
+
+def test_the_collate_function_gives_the_book_s_toy_batch():
+    from grader.reference import ch09_instruction as ch09
+    batch = [[0, 1, 2, 3, 4], [5, 6], [7, 8, 9]]
+    inputs, targets = ch09.custom_collate_fn(batch)
+    assert inputs.tolist() == [[0, 1, 2, 3, 4], [5, 6, 50256, 50256, 50256], [7, 8, 9, 50256, 50256]]
+    assert targets.tolist() == [[1, 2, 3, 4, 50256], [6, 50256, -100, -100, -100], [8, 9, 50256, -100, -100]]
+    assert inputs.dtype == targets.dtype == torch.long
+    assert batch == [[0, 1, 2, 3, 4], [5, 6], [7, 8, 9]]  # the lists are left as they were
+    inputs, targets = ch09.custom_collate_fn(batch, allowed_max_length=3)
+    assert inputs.tolist() == [[0, 1, 2], [5, 6, 50256], [7, 8, 9]]
+    assert targets.tolist() == [[1, 2, 3], [6, 50256, -100], [8, 9, 50256]]
+
+
+def test_cross_entropy_skips_targets_of_minus_100_as_the_book_shows():
+    logits = torch.tensor([[-1.0, 1.0], [-0.5, 1.5], [-0.5, 1.5]])
+    two = torch.nn.functional.cross_entropy(logits[:2], torch.tensor([0, 1]))
+    three = torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1, 1]))
+    ignored = torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1, -100]))
+    assert round(two.item(), 4) == 1.1269 and round(three.item(), 4) == 0.7936
+    assert ignored.item() == two.item()

@@ -310,7 +310,7 @@ def code_cell(source):
 def standin_cell(entry):
     """The first cell of every kernel: the test-only registry entry and GPT-2 small's sizes."""
     return code_cell(
-        "# Test-only (tests/test_gpt2_branch.py): GPT-2 is the stand-in served on 127.0.0.1, at its sizes.\n"
+        "# Test-only (tests/notebooks/test_gpt2_branch.py): GPT-2 is the stand-in served on 127.0.0.1, at its sizes.\n"
         "from gptcourse import data as _data, gpt2_weights as _gpt2_weights\n"
         f"_data.DATASETS[{WEIGHTS_DATASET!r}] = _data.Dataset(**{dataclasses.asdict(entry)!r})\n"
         f"_gpt2_weights.GPT2_124M_CONFIG.update({STANDIN_SIZES!r})\n")
@@ -320,7 +320,7 @@ def logits_recorder_cell(logits_path):
     """Right before the GPT-2 cell: the notebook's load_weights_into_gpt, then the loaded model's
     logits of fixed ids, saved for the test."""
     return code_cell(
-        "# Test-only (tests/test_gpt2_branch.py): note the logits of the model GPT-2 is loaded into.\n"
+        "# Test-only (tests/notebooks/test_gpt2_branch.py): note the logits of the model GPT-2 is loaded into.\n"
         "import torch as _torch\n"
         "_notebooks_load_weights_into_gpt = load_weights_into_gpt\n\n\n"
         "def load_weights_into_gpt(gpt, params):\n"
