@@ -251,7 +251,7 @@ def test_the_untrained_validation_loss_on_the_verdict_is_about_10_99(verdict, un
 
 
 def test_calc_loss_loader_edge_cases():
-    from gptcourse.chapters.ch05_pretraining import TinyLanguageModel
+    from gptcourse.chapters.toys import TinyLanguageModel
     model = TinyLanguageModel(11, 6, 4)
     ids = torch.randint(0, 11, (5, 6))
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(ids, ids.roll(-1, 1)), batch_size=2)
@@ -441,7 +441,7 @@ def pd_rows(df):
 
 def test_the_longest_training_message_has_120_tokens_and_classify_text_crops_to_the_context(tmp_path, sms_spam):
     from gptcourse import get_encoding
-    from gptcourse.chapters.ch07_classification import ToyClassifier
+    from gptcourse.chapters.toys import ToyClassifier
     from grader.reference import ch07_classification as ch07
     balanced = ch07.create_balanced_dataset(sms_spam)
     balanced["Label"] = balanced["Label"].map({"ham": 0, "spam": 1})
