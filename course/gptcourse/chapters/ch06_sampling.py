@@ -14,7 +14,6 @@ import torch
 
 from gptcourse import kinds
 from gptcourse.chapters import attention
-from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
 from gptcourse.chapters.toys import NextTokenModel, TableModel
 from gptcourse.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
@@ -155,11 +154,11 @@ PROBES = {
             "end_token": kinds.Function(generate_arguments, outputs=(), device_pass=True, also=record_until_end),
             "sample": kinds.Sampler(sample_outcomes, describe=lambda k, case: describe_new_tokens(k, case))},
     "6.5": dict(attention.causal_module_probes(
-        multi_head_arguments, attention.QKV + ("out_proj", "mask"),
+        attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
         raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
                         "(e.g. ValueError or assert) instead of silently building a broken module")),
-        steps=kinds.ModuleSteps(multi_head_arguments),
-        steps_train=kinds.ModuleSteps(multi_head_arguments, train_judge=cached_dropout_problem)),
+        steps=kinds.ModuleSteps(attention.multi_head_arguments),
+        steps_train=kinds.ModuleSteps(attention.multi_head_arguments, train_judge=cached_dropout_problem)),
 }
 
 KEY_NAMES = dict(
