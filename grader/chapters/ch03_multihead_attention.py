@@ -3,7 +3,7 @@ import functools
 
 import torch
 
-from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
+from gptcourse.chapters.attention import multi_head_arguments
 from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
 from grader.hidden.casekit import hidden_rng, public_rng, subclass_with_forward
 

@@ -1,6 +1,6 @@
 """Hidden cases and known mistakes of chapter 05 (pretraining).
 
-Models are tiny (the public module's TinyLanguageModel, or a GPTModel of emb_dim 4 to 8 with a
+Models are tiny (TinyLanguageModel of gptcourse.chapters.toys, or a GPTModel of emb_dim 4 to 8 with a
 vocabulary of tens of tokens). Training cases run in float64 for a few steps, so any correct
 loop gives the reference's weights to many digits. The start context of a training case is
 text whose GPT-2 token ids are all below the tiny vocabulary (single characters such as
@@ -15,7 +15,7 @@ import math
 import numpy as np
 import torch
 
-from gptcourse.chapters.ch05_pretraining import TinyLanguageModel
+from gptcourse.chapters.toys import TinyLanguageModel
 from gptcourse.records import Case
 from grader.hidden.casekit import hidden_rng, module_weights, public_rng
 from grader.reference import reference_object, reference_objects
@@ -226,7 +226,7 @@ def hf_gpt2_state_dict(rng, cfg, with_mask_buffers=True):
 
 
 def _weights_case(rng, cfg_options, batch=2, tokens=4, dtype="float32", with_mask_buffers=True, shaped=False):
-    """shaped: load into the public module's GPT2Shaped (GPTModel's parameters, no forward), so that
+    """shaped: load into the toy GPT2Shaped (GPTModel's parameters, no forward), so that
     the self-check does not depend on the student's GPTModel; otherwise into a GPTModel."""
     model_args = dict(gpt(qkv_bias=True, **cfg_options), model="shaped" if shaped else "gpt")
     cfg = model_args["cfg"]

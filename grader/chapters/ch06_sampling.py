@@ -20,7 +20,7 @@ import functools
 import numpy as np
 import torch
 
-from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
+from gptcourse.chapters.attention import multi_head_arguments
 from gptcourse.records import Case
 from grader.hidden.attention import attention_internals, dropout_internals, module_case
 from grader.hidden.casekit import hidden_rng, module_weights, public_rng, reference_module, subclass_with

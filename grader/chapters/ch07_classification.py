@@ -19,7 +19,7 @@
 import numpy as np
 import torch
 
-from gptcourse.chapters.ch07_classification import ToyClassifier, ToyGPT
+from gptcourse.chapters.toys import ToyClassifier, ToyGPT
 from gptcourse.records import Case
 from grader.hidden.casekit import hidden_rng, module_weights, public_rng
 from grader.hidden.expectations import seeded_probe

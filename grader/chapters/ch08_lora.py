@@ -16,7 +16,7 @@
 import numpy as np
 import torch
 
-from gptcourse.chapters.ch08_lora import NestedModel
+from gptcourse.chapters.toys import NestedModel
 from gptcourse.records import Case
 from grader.hidden.casekit import hidden_rng, module_weights, public_rng, subclass_with
 from grader.reference import reference_object

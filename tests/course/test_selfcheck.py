@@ -47,7 +47,7 @@ def test_a_generate_that_samples_instead_of_argmax_fails_whatever_the_random_sta
     # passed; the toy model's logits are now gently peaked, so luck no longer helps.
     import torch
 
-    from gptcourse.chapters.ch04_gpt_model import NextTokenModel
+    from gptcourse.chapters.toys import NextTokenModel
 
     probs = torch.softmax(NextTokenModel(13, 8)(torch.tensor([[3, 4]])), dim=-1)
     assert probs.max() < 0.5  # the greedy pick is far from certain at every position

@@ -11,6 +11,9 @@ chapter's task rows) defines:
 - HINTS: {task id: [fn(key, got, expected, case) -> hint or ""]}, property hints that
   explain a wrong observation when no known mistake matches.
 
-Modules shared by several chapters (attention.py) hold what those chapters have in common.
+Modules shared by several chapters hold what those chapters have in common: attention.py
+(the attention chapters' probes and hints) and toys.py (the small models the probes run,
+which the hidden cases build too). A chapter module imports from these, never from another
+chapter's module.
 Nothing here is secret: the hidden cases and known mistakes live in grader/chapters/.
 """

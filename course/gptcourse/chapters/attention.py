@@ -1,6 +1,7 @@
 """What the attention chapters (02, 03, and later the KV cache of 06) share: the probes of a
-causal attention module, how a causal mask buffer is described, how dropout on attention
-weights is judged, and the hints about attention weights."""
+causal attention module, the constructor arguments of a multi-head one (03 and 06), how a
+causal mask buffer is described, how dropout on attention weights is judged, and the hints
+about attention weights."""
 import functools
 import itertools
 
@@ -29,6 +30,13 @@ BATCHED_INPUT_HINT = ("sizes do not match on batched input: with (batch, tokens,
 BOOL_MASK = r"only supports boolean masks|expected BoolTensor|mask.*bool"
 BOOL_MASK_BUFFER_HINT = "masked_fill needs a boolean mask: use self.mask.bool()[:num_tokens, :num_tokens]"
 BOOL_MASK_HINT = "masked_fill needs a boolean mask: build it with dtype=torch.bool or call .bool() on it"
+
+
+def multi_head_arguments(args):
+    """(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False): MultiHeadAttentionWrapper
+    and MultiHeadAttention (3.1, 3.2), and the cached multi-head attention of 6.5."""
+    positional = [args["d_in"], args["d_out"], args["context_length"], args["dropout"], args["num_heads"]]
+    return positional, ({"qkv_bias": True} if args.get("qkv_bias") else {})
 
 
 def causal_module_probes(construct, attributes, raises_message=None):

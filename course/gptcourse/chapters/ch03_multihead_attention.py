@@ -8,16 +8,10 @@ CHAPTER = "03_multihead_attention"
 GRADING_DATA = ()
 
 
-def multi_head_arguments(args):
-    """(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False), for both tasks."""
-    positional = [args["d_in"], args["d_out"], args["context_length"], args["dropout"], args["num_heads"]]
-    return positional, ({"qkv_bias": True} if args.get("qkv_bias") else {})
-
-
 PROBES = {
-    "3.1": attention.causal_module_probes(multi_head_arguments, ("heads",)),
+    "3.1": attention.causal_module_probes(attention.multi_head_arguments, ("heads",)),
     "3.2": attention.causal_module_probes(
-        multi_head_arguments, attention.QKV + ("out_proj", "mask"),
+        attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
         raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
                         "(e.g. ValueError or assert) instead of silently building a broken module")),
 }

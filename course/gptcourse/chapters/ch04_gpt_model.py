@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 
 from gptcourse import kinds
+from gptcourse.chapters.toys import NextTokenModel
 from gptcourse.judge import tolerances
 
 CHAPTER = "04_gpt_model"
@@ -194,50 +195,8 @@ def model_dropout_problem(got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# generate_text_simple: the model it drives
+# generate_text_simple: the model it drives (NextTokenModel: gptcourse.chapters.toys)
 # ------------------------------------------------------------------------------------------
-
-class ToyLanguageModel(nn.Module):
-    """What the course's toy language models share: like a GPT they take token ids of shape
-    (batch, num_tokens) and refuse more tokens than their context length, and they note
-    whether each call ran with gradients enabled (generation should not)."""
-
-    def __init__(self, context_length):
-        super().__init__()
-        self.context_length = context_length
-        self.grad_enabled = []
-
-    def note_call(self, idx):
-        self.grad_enabled.append(torch.is_grad_enabled())
-        if idx.dim() != 2:
-            raise ValueError(f"the model takes token ids of shape (batch, num_tokens), got {tuple(idx.shape)}")
-        if idx.shape[1] > self.context_length:
-            raise IndexError(f"index out of range in self: the model takes at most {self.context_length} "
-                             f"tokens, got {idx.shape[1]}")
-
-
-class NextTokenModel(ToyLanguageModel):
-    """A toy language model whose next token is known: at every position it predicts the sum
-    of the token ids it has seen so far, modulo the vocabulary size. Its logits fall off with
-    the (circular) distance from that token, 1.5 * (1 - 0.4 * distance), so that they are not
-    the same shape at every position: reading them along the wrong dimension changes the pick.
-    They are only gently peaked (with 13 tokens the pick has a probability of about 0.3), so
-    code that samples where it should take the argmax picks another token at most steps,
-    whatever the state of the random generator."""
-
-    def __init__(self, vocab_size, context_length):
-        super().__init__(context_length)
-        self.vocab_size = vocab_size
-        self.scale = nn.Parameter(torch.tensor(1.5))  # a parameter, so the model has a device
-
-    def forward(self, idx):
-        self.note_call(idx)
-        target = torch.cumsum(idx, dim=1) % self.vocab_size
-        vocab = torch.arange(self.vocab_size, device=idx.device)
-        offset = (vocab - target.unsqueeze(-1)) % self.vocab_size  # (batch, num_tokens, vocab)
-        distance = torch.minimum(offset, self.vocab_size - offset)
-        return self.scale * (1 - 0.4 * distance.to(self.scale.dtype))
-
 
 def _model_for_generation(p):
     """The model the case describes: the toy NextTokenModel, or a small GPTModel (the

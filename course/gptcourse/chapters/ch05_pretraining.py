@@ -1,6 +1,6 @@
 """Chapter 05, pretraining: its tasks, their probes and the hints.
 
-The losses (5.2, 5.3) run on a tiny language model defined here, so that the self-check does
+The losses (5.2, 5.3) run on a tiny language model (gptcourse.chapters.toys), so that the self-check does
 not depend on the student's own GPTModel; the hidden cases use a small GPTModel as well.
 The batches are handed over on the CPU and the device pass runs the model on PyTorch's
 "meta" device: a batch that is never moved to `device` is caught without a GPU.
@@ -19,7 +19,7 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from gptcourse import kinds
-from gptcourse.probes import DeviceMixError
+from gptcourse.chapters.toys import GPT2Shaped, TinyLanguageModel
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "05_pretraining"
@@ -29,66 +29,8 @@ GRADING_DATA = GPT2_FILES
 
 
 # ------------------------------------------------------------------------------------------
-# A tiny language model: the losses and the training loops run on it
+# The model a case describes: the losses and the training loops run on it
 # ------------------------------------------------------------------------------------------
-
-class TinyLanguageModel(nn.Module):
-    """Token and position embeddings, a tanh, an output head: logits (batch, tokens, vocab).
-
-    It has a GPT's interface (token ids in, logits out, `pos_emb` says the context length)
-    at a fraction of the cost. On the meta device it refuses token ids that were left on the
-    CPU with a message about moving the batch.
-    """
-
-    def __init__(self, vocab_size, context_length, emb_dim):
-        super().__init__()
-        self.tok_emb = nn.Embedding(vocab_size, emb_dim)
-        self.pos_emb = nn.Embedding(context_length, emb_dim)
-        self.out_head = nn.Linear(emb_dim, vocab_size, bias=False)
-
-    def forward(self, in_idx):
-        weight = self.tok_emb.weight
-        if in_idx.device != weight.device and weight.device.type == "meta":
-            raise DeviceMixError(
-                f"the batch of token ids reached the model on the {in_idx.device.type} while the model is on "
-                f"the device under test (PyTorch's 'meta' device stands in for a GPU here): move both batches "
-                f"to `device` before using them, with .to(device)")
-        positions = torch.arange(in_idx.shape[1], device=in_idx.device)
-        return self.out_head(torch.tanh(self.tok_emb(in_idx) + self.pos_emb(positions)))
-
-
-class GPT2Shaped(nn.Module):
-    """The parameters of a GPTModel(cfg) with qkv_bias=True, under the same names, and nothing
-    else (no forward): what load_weights_into_gpt fills in. The self-check loads checkpoints
-    into it, so that it does not depend on the student's own GPTModel."""
-
-    def __init__(self, cfg):
-        super().__init__()
-        emb, vocab = cfg["emb_dim"], cfg["vocab_size"]
-        self.tok_emb = nn.Embedding(vocab, emb)
-        self.pos_emb = nn.Embedding(cfg["context_length"], emb)
-        self.trf_blocks = nn.Sequential(*[_ShapedBlock(emb) for _ in range(cfg["n_layers"])])
-        self.final_norm = _ShapedNorm(emb)
-        self.out_head = nn.Linear(emb, vocab, bias=False)
-
-
-class _ShapedBlock(nn.Module):
-    def __init__(self, emb):
-        super().__init__()
-        self.att = nn.Module()
-        for name in ("W_query", "W_key", "W_value", "out_proj"):
-            setattr(self.att, name, nn.Linear(emb, emb))
-        self.ff = nn.Module()
-        self.ff.layers = nn.Sequential(nn.Linear(emb, 4 * emb), nn.GELU(approximate="tanh"), nn.Linear(4 * emb, emb))
-        self.norm1, self.norm2 = _ShapedNorm(emb), _ShapedNorm(emb)
-
-
-class _ShapedNorm(nn.Module):
-    def __init__(self, emb):
-        super().__init__()
-        self.scale = nn.Parameter(torch.ones(emb))
-        self.shift = nn.Parameter(torch.zeros(emb))
-
 
 def _model(p, name="model"):
     """The model a case describes: the tiny one, or a small GPTModel (the reference's in grading),

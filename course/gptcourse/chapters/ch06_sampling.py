@@ -2,7 +2,7 @@
 
 The filters (6.1 to 6.3) are functions of a tensor of logits, compared exactly with the
 reference on many rows at once. `generate` (6.4) drives two toy models whose next-token
-logits are known: NextTokenModel (chapter 04: it predicts the sum of the ids it sees, so
+logits are known (gptcourse.chapters.toys): NextTokenModel (it predicts the sum of the ids it sees, so
 cropping and appending show in the ids) for greedy decoding and the end token, and
 TableModel (the next token depends on the last one through a table of logits) for sampling,
 which is judged by the distribution of many draws (kinds.Sampler). The key-value cache
@@ -11,12 +11,10 @@ the outputs of the whole sequence (kinds.ModuleSteps).
 """
 import numpy as np
 import torch
-import torch.nn as nn
 
 from gptcourse import kinds
 from gptcourse.chapters import attention
-from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments
-from gptcourse.chapters.ch04_gpt_model import NextTokenModel, ToyLanguageModel
+from gptcourse.chapters.toys import NextTokenModel, TableModel
 from gptcourse.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -48,19 +46,6 @@ def top_p_arguments(p):
 # ------------------------------------------------------------------------------------------
 # 6.4 generate: the models it drives
 # ------------------------------------------------------------------------------------------
-
-class TableModel(ToyLanguageModel):
-    """A toy language model whose next-token probabilities are known: the logits at every
-    position are the row of `table` of the token at that position (a Markov chain)."""
-
-    def __init__(self, table, context_length):
-        super().__init__(context_length)
-        self.table = nn.Parameter(torch.as_tensor(table, dtype=torch.float64), requires_grad=False)
-
-    def forward(self, idx):
-        self.note_call(idx)
-        return self.table[idx]  # (batch, num_tokens, vocab)
-
 
 def generation_model(p):
     """The case's model: NextTokenModel (greedy, end token) or TableModel (sampling)."""
@@ -169,11 +154,11 @@ PROBES = {
             "end_token": kinds.Function(generate_arguments, outputs=(), device_pass=True, also=record_until_end),
             "sample": kinds.Sampler(sample_outcomes, describe=lambda k, case: describe_new_tokens(k, case))},
     "6.5": dict(attention.causal_module_probes(
-        multi_head_arguments, attention.QKV + ("out_proj", "mask"),
+        attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
         raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
                         "(e.g. ValueError or assert) instead of silently building a broken module")),
-        steps=kinds.ModuleSteps(multi_head_arguments),
-        steps_train=kinds.ModuleSteps(multi_head_arguments, train_judge=cached_dropout_problem)),
+        steps=kinds.ModuleSteps(attention.multi_head_arguments),
+        steps_train=kinds.ModuleSteps(attention.multi_head_arguments, train_judge=cached_dropout_problem)),
 }
 
 KEY_NAMES = dict(

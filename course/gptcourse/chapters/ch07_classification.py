@@ -21,7 +21,8 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from gptcourse import kinds
-from gptcourse.probes import DeviceMixError, ProbeFailure
+from gptcourse.chapters.toys import ToyClassifier, ToyGPT
+from gptcourse.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "07_classification"
@@ -34,74 +35,8 @@ COLUMNS = ("Label", "Text")
 
 
 # ------------------------------------------------------------------------------------------
-# Toy models
+# The model a case describes (the toys: gptcourse.chapters.toys)
 # ------------------------------------------------------------------------------------------
-
-def _refuse_cpu_batch(in_idx, weight):
-    """On the device pass the model is on PyTorch's 'meta' device: token ids left on the CPU
-    are named as such instead of failing somewhere inside the model."""
-    if in_idx.device != weight.device and weight.device.type == "meta":
-        raise DeviceMixError(
-            f"the token ids reached the model on the {in_idx.device.type} while the model is on the device under "
-            f"test (PyTorch's 'meta' device stands in for a GPU here): move the batch to `device` with "
-            f".to(device), or create the tensor there (torch.tensor(ids, device=device))")
-
-
-class ToyClassifier(nn.Module):
-    """A classifier GPT's interface at a tiny cost: token ids (batch, tokens) in, logits
-    (batch, tokens, num_classes) out, and a context length (the rows of `pos_emb`).
-
-    A token's vector is row `id % table_size` of `tok_emb`, so any vocabulary costs the same;
-    position embeddings are added, and the output at a position is computed from the mean of
-    the vectors up to it: like a GPT's, the last position's output has seen the whole message
-    and the first one's only the first token.
-    """
-
-    def __init__(self, context_length, emb_dim, num_classes, table_size=64):
-        super().__init__()
-        self.table_size = table_size
-        self.tok_emb = nn.Embedding(table_size, emb_dim)
-        self.pos_emb = nn.Embedding(context_length, emb_dim)
-        self.out_head = nn.Linear(emb_dim, num_classes)
-
-    def forward(self, in_idx):
-        _refuse_cpu_batch(in_idx, self.tok_emb.weight)
-        num_tokens = in_idx.shape[1]
-        positions = torch.arange(num_tokens, device=in_idx.device)
-        x = self.tok_emb(in_idx % self.table_size) + self.pos_emb(positions)
-        counts = torch.arange(1, num_tokens + 1, device=in_idx.device, dtype=x.dtype).unsqueeze(-1)
-        running_mean = x.cumsum(dim=1) / counts  # position t sees tokens 0..t
-        return self.out_head(torch.tanh(running_mean))
-
-
-class ToyGPT(nn.Module):
-    """A GPTModel's layout (tok_emb, pos_emb, trf_blocks, final_norm, out_head) with tiny
-    blocks: what add_classification_head edits. The self-check uses it so that it does not
-    depend on the student's own GPTModel."""
-
-    def __init__(self, vocab_size, context_length, emb_dim, n_layers):
-        super().__init__()
-        self.tok_emb = nn.Embedding(vocab_size, emb_dim)
-        self.pos_emb = nn.Embedding(context_length, emb_dim)
-        self.trf_blocks = nn.Sequential(*[_ToyBlock(emb_dim) for _ in range(n_layers)])
-        self.final_norm = nn.LayerNorm(emb_dim)
-        self.out_head = nn.Linear(emb_dim, vocab_size, bias=False)
-
-    def forward(self, in_idx):
-        positions = torch.arange(in_idx.shape[1], device=in_idx.device)
-        x = self.trf_blocks(self.tok_emb(in_idx) + self.pos_emb(positions))
-        return self.out_head(self.final_norm(x))
-
-
-class _ToyBlock(nn.Module):
-    def __init__(self, emb_dim):
-        super().__init__()
-        self.norm = nn.LayerNorm(emb_dim)
-        self.ff = nn.Linear(emb_dim, emb_dim)
-
-    def forward(self, x):
-        return x + torch.tanh(self.ff(self.norm(x)))
-
 
 def build_model(args, gpt_model=None):
     """The model a case describes, before its weights are loaded: args["model"] is "toy"

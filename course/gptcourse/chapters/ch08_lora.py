@@ -23,6 +23,7 @@ import torch
 import torch.nn as nn
 
 from gptcourse import kinds
+from gptcourse.chapters.toys import NestedModel
 from gptcourse.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -273,39 +274,6 @@ class _WrappedForward(kinds.ModuleForward):
 # ------------------------------------------------------------------------------------------
 # 8.3 replace_linear_with_lora
 # ------------------------------------------------------------------------------------------
-
-class Block(nn.Module):
-    """A block with layers as attributes, one of them in a sub-block."""
-
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-        self.up = nn.Linear(dim, hidden)
-        self.act = nn.GELU()
-        self.inner = nn.Module()
-        self.inner.down = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x):
-        return x + self.inner.down(self.act(self.up(self.norm(x))))
-
-
-class NestedModel(nn.Module):
-    """Linear layers at every depth: directly, in an nn.Sequential, in an nn.ModuleList of
-    blocks, in a block's sub-block; and an embedding and norms that are not linear."""
-
-    def __init__(self, vocab_size, dim, hidden, n_blocks):
-        super().__init__()
-        self.tok_emb = nn.Embedding(vocab_size, dim)
-        self.proj = nn.Linear(dim, dim)
-        self.blocks = nn.ModuleList([Block(dim, hidden) for _ in range(n_blocks)])
-        self.head = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, 3))
-
-    def forward(self, ids):
-        x = self.proj(self.tok_emb(ids))
-        for block in self.blocks:
-            x = block(x)
-        return self.head(x)
-
 
 def build_nested(args, gpt_model=None):
     if args["model"] == "nested":
