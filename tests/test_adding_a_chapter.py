@@ -1,0 +1,343 @@
+"""Adding a chapter touches five things of its own and one line of the course table (issue 26).
+
+A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly what
+docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
+
+1. its master notebook (the cell conventions: metadata, setup, task text, solution, check);
+2. its public chapter module, gptcourse.chapters.ch99_toy (PROBES, KEY_NAMES);
+3. its hidden chapter module, grader.chapters.ch99_toy (cases, one known mistake);
+4. its corpus: a wrong and a correct student cell;
+5. one line of the course table, a `Chapter(...)` (registered with register_chapter).
+
+Then the real pipeline runs on it, unchanged: the build reads the master and writes the
+reference module, the manifest and the self-check fixtures; the self-check passes the correct
+cell and names the known mistake of the wrong one; the grader (one worker process, no sandbox)
+grades two students' notebooks. Last, the point: no shared module names the chapter or its task.
+
+What stands in for "the file is in the repository":
+- the modules are loaded from tmp_path into sys.modules (this process), and a sitecustomize.py
+  on the worker's PYTHONPATH registers the same course line and module there (the worker is
+  another process, started by the real pool);
+- several modules import CHAPTERS / TASKS / TASKS_BY_ID by value when they are first imported,
+  before a test can register a chapter; `_as_if_listed_in_the_course` gives them the table with
+  the toy chapter in it, as a real chapter in COURSE would be from the start;
+- the build's output folders (grader.paths.SOLUTIONS, build.REFERENCE, build.FIXTURES, the
+  engine's MANIFEST, the self-check's FIXTURE_DIR) point into tmp_path, and the build's chapter
+  list (build.CHAPTERS, and the nbgrader course it makes) is the toy chapter alone: building the
+  nine real chapters would take minutes.
+The student release (`build.release_files`: nbgrader's generate_assignment in a subprocess)
+is the second, `slow`, test.
+
+Cost (2 shared CPU cores): about 7 s for the first test, most of it the worker host importing
+torch; about 7 s for the slow one.
+"""
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from gptcourse import conventions, course, selfcheck
+from gptcourse.selfcheck import SelfCheckFailed
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOY = "99_toy"
+TASK = "99.1"
+MISTAKE = "the input is tripled, not doubled"
+
+# ------------------------------------------------------------------------------------------
+# The five pieces of the toy chapter
+# ------------------------------------------------------------------------------------------
+
+# 5. The one line of the course table (gptcourse/course.py), evaluated in course.py's namespace.
+COURSE_LINE = 'Chapter("99_toy", "A toy chapter", 60, (task("99.1", ("double",), "B", "Doubling a tensor"),))'
+
+# 2. The public chapter module: how the task is probed, how feedback names what it saw.
+PUBLIC_MODULE = '''\
+"""Chapter 99, a toy: double(x) returns a tensor twice its input."""
+from gptcourse import kinds
+
+CHAPTER = "99_toy"
+PROBES = {
+    "99.1": {"call": kinds.Function(lambda p: ([p.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
+                                    tensors=True)},
+}
+KEY_NAMES = {"doubled": "Doubled tensor"}
+'''
+
+# 3. The hidden chapter module: public cases (their outputs ship as fixtures), hidden cases
+# drawn from the grading seed, and one known mistake.
+HIDDEN_MODULE = '''\
+"""Hidden cases and the known mistake of the toy chapter."""
+from gptcourse.records import Case
+from grader.hidden.casekit import hidden_rng, public_rng
+
+
+def _case(rng, rows, cols):
+    return Case("99.1", "call", f"a {rows} x {cols} tensor", {}, {"x": rng.normal(size=(rows, cols))})
+
+
+def public_cases(task_id):
+    return [_case(public_rng(task_id), 2, 3)]
+
+
+def hidden_cases(task_id, seed):
+    rng = hidden_rng(task_id, seed)
+    return [_case(rng, 1, 5), _case(rng, 4, 2)]
+
+
+def variants(task_id):
+    return [("the input is tripled, not doubled", lambda x: x * 3)]
+'''
+
+# 1. The master notebook's cells (the solution between the markers; the hidden tests' two lines).
+SETUP_SOURCE = "import torch\n\nfrom gptcourse import check"
+SOLUTION_SOURCE = '''\
+def double(x):
+    """Twice the input tensor."""
+    ### BEGIN SOLUTION
+    return 2 * x
+    ### END SOLUTION'''
+CHECK_SOURCE = '''\
+### BEGIN HIDDEN TESTS
+from grader.nbgrader_bridge import run_hidden_tests
+run_hidden_tests("99.1", globals())
+### END HIDDEN TESTS
+check("99.1", double)'''
+
+# 4. The corpus: realistic student cells, one wrong (the known mistake), one correct.
+CORPUS = {
+    "wrong_tripled.py": "def double(x):\n    return x * 3\n",
+    "correct_sum.py": "def double(x):\n    return x + x\n",
+}
+
+
+def _nbgrader(grade_id, **flags):
+    return {"nbgrader": {"grade_id": grade_id, "locked": not flags.get("solution", False), "schema_version": 3,
+                         "solution": False, "grade": False, "task": False, **flags}}
+
+
+def master_notebook():
+    """The master, with the cell conventions of docs/authoring.md."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["gptcourse"] = {"chapter": TOY}
+    nb.cells = [
+        md("# Chapter 99 — A toy chapter"),
+        code(SETUP_SOURCE, metadata={**_nbgrader("setup"), "tags": [conventions.SETUP_TAG]}),
+        md("### Task 99.1 [B] — Doubling a tensor\n\nWrite `double(x)`: a tensor twice `x`.",
+           metadata=_nbgrader("md_task_99_1")),
+        code(SOLUTION_SOURCE, metadata=_nbgrader(conventions.grade_id_for(conventions.SOLUTION, TASK), solution=True)),
+        code(CHECK_SOURCE, metadata=_nbgrader(conventions.grade_id_for(conventions.CHECK, TASK), grade=True, points=1)),
+    ]
+    return nb
+
+
+def write_chapter(root):
+    """The four files of the chapter under `root`, where its author writes them in the repository;
+    returns what the chapter is made of: those paths and the course table's line."""
+    files = {
+        "solutions/99_toy.ipynb": nbformat.writes(master_notebook()),
+        "course/gptcourse/chapters/ch99_toy.py": PUBLIC_MODULE,
+        "grader/chapters/ch99_toy.py": HIDDEN_MODULE,
+        **{f"tests/corpus/{TASK}/{name}": source for name, source in CORPUS.items()},
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return [*files, f"course/gptcourse/course.py: {COURSE_LINE}"]
+
+
+# ------------------------------------------------------------------------------------------
+# Putting the chapter where the course finds it (this process, and the grader's worker)
+# ------------------------------------------------------------------------------------------
+
+def load_module(monkeypatch, name, path):
+    """Import the file at `path` as module `name` (taken away again after the test)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+# Run by the worker host's interpreter at start-up (Python imports `sitecustomize` from its path).
+WORKER_SITECUSTOMIZE = '''\
+import gptcourse.chapters
+from gptcourse import course
+
+course.register_chapter(eval({line!r}, vars(course)))
+gptcourse.chapters.__path__.append({public_dir!r})
+'''
+
+
+def make_worker_know_the_chapter(monkeypatch, root):
+    site = root / "worker_site"
+    site.mkdir()
+    public_dir = str(root / "course" / "gptcourse" / "chapters")
+    (site / "sitecustomize.py").write_text(WORKER_SITECUSTOMIZE.format(line=COURSE_LINE, public_dir=public_dir))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
+
+
+def _as_if_listed_in_the_course(monkeypatch):
+    """Modules that took the course table by value at import see it with the toy chapter."""
+    from grader import engine, report, submissions
+
+    for module, name in ((engine, "CHAPTERS"), (engine, "TASKS"), (engine, "TASKS_BY_ID"),
+                         (submissions, "CHAPTERS"), (report, "TASKS")):
+        monkeypatch.setattr(module, name, getattr(course, name))
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """The toy chapter written under tmp_path and registered; everything undone afterwards."""
+    written = write_chapter(tmp_path)
+    course.register_chapter(eval(COURSE_LINE, vars(course)))
+    selfcheck.load_fixtures.cache_clear()
+    try:
+        load_module(monkeypatch, "gptcourse.chapters.ch99_toy", tmp_path / "course/gptcourse/chapters/ch99_toy.py")
+        load_module(monkeypatch, "grader.chapters.ch99_toy", tmp_path / "grader/chapters/ch99_toy.py")
+        yield tmp_path, written
+    finally:
+        course.unregister_chapter(TOY)
+        selfcheck.load_fixtures.cache_clear()
+
+
+def point_the_build_at(root, monkeypatch):
+    """The build reads the master from root/solutions and writes under root, for the toy
+    chapter alone."""
+    from grader import build, nbgrader_course, paths
+
+    monkeypatch.setattr(paths, "SOLUTIONS", str(root / "solutions"))
+    for name, folder in (("REFERENCE", "reference"), ("FIXTURES", "fixtures"), ("COURSE", "course")):
+        monkeypatch.setattr(build, name, str(root / folder))
+    monkeypatch.setattr(build, "CHAPTERS", (TOY,))
+    monkeypatch.setattr(build, "make_course", lambda course_root: nbgrader_course.make_course(course_root, (TOY,)))
+    return build
+
+
+def repository_status():
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO,
+                          capture_output=True, text=True, check=True).stdout
+
+
+# ------------------------------------------------------------------------------------------
+# The test
+# ------------------------------------------------------------------------------------------
+
+def test_a_new_chapter_is_its_five_pieces_and_one_course_line(toy, monkeypatch):
+    from grader import build, engine
+
+    root, written = toy
+    status_before = repository_status()
+
+    # The build: the master -> the manifest entry and the reference module.
+    point_the_build_at(root, monkeypatch)
+    entry = build.chapter_manifest(TOY)
+    assert entry["setup"] == [SETUP_SOURCE + "\n"]
+    assert entry["tasks"][TASK]["points"] == 1
+    assert "BEGIN SOLUTION" not in entry["tasks"][TASK]["source"] and "return 2 * x" in entry["tasks"][TASK]["source"]
+    assert "run_hidden_tests" not in entry["tasks"][TASK]["check_source"]
+    build.write_files(build.reference_files(build.build_manifest()))
+    load_module(monkeypatch, "grader.reference.ch99_toy", root / "reference" / "ch99_toy.py")
+
+    # ... and the self-check's fixtures, from the reference and the hidden module.
+    build.write_files(build.fixture_files())
+    monkeypatch.setattr(selfcheck, "FIXTURE_DIR", str(root / "fixtures"))
+    (fixture,) = selfcheck.load_fixtures(TOY)[TASK]
+    assert fixture["variants"][0]["message"] == MISTAKE
+
+    # The self-check in a student's notebook: the correct cell passes, the wrong one is named.
+    cells = {name: _defined(source)["double"] for name, source in CORPUS.items()}
+    selfcheck.check(TASK, cells["correct_sum.py"])
+    with pytest.raises(SelfCheckFailed, match=f"Doubled tensor: wrong — it looks like {MISTAKE}"):
+        selfcheck.check(TASK, cells["wrong_tripled.py"])
+
+    # The grader: two students' notebooks, one worker process started by the real pool.
+    monkeypatch.setattr(engine, "MANIFEST", str(root / "reference" / "manifest.json"))
+    _as_if_listed_in_the_course(monkeypatch)
+    make_worker_know_the_chapter(monkeypatch, root)
+    for student, cell in (("wrong", "wrong_tripled.py"), ("right", "correct_sum.py")):
+        nbformat.write(_student_notebook(CORPUS[cell]), _mkdirs(root / "subs" / student / f"{TOY}.ipynb"))
+    settings = engine.Settings(out_dir=str(root / "out"), device="cpu", jobs=1, sandbox="none", progress=False)
+    graded = {r["submission"]: r for r in engine.grade([str(root / "subs")], settings)}
+    assert graded["right"]["status"] == "passed" and graded["right"]["points"] == 1, graded["right"]
+    assert graded["wrong"]["status"] == "failed" and graded["wrong"]["points"] == 0, graded["wrong"]
+    assert f"wrong — it looks like {MISTAKE}" in graded["wrong"]["feedback"]
+    assert graded["wrong"]["finding"]["kind"] == "known mistake"
+    assert graded["wrong"]["finding"]["mistake"] == MISTAKE
+
+    # The point: the chapter needed its five pieces, and nothing shared names it.
+    assert sorted(written) == sorted([
+        "solutions/99_toy.ipynb", "course/gptcourse/chapters/ch99_toy.py", "grader/chapters/ch99_toy.py",
+        "tests/corpus/99.1/correct_sum.py", "tests/corpus/99.1/wrong_tripled.py",
+        f"course/gptcourse/course.py: {COURSE_LINE}"])
+    assert shared_files_naming_the_toy_chapter() == []
+    assert repository_status() == status_before, "the test wrote into the repository"
+
+
+def _defined(source):
+    """What a student's cell defines, run after the setup cell (as the notebook runs them)."""
+    namespace = {}
+    exec(SETUP_SOURCE + "\n" + source, namespace)
+    return namespace
+
+
+def _student_notebook(solution_cell):
+    """The master as a student hands it in: their solution cell, the check cell without its
+    hidden part (as released)."""
+    nb = master_notebook()
+    for cell in nb.cells:
+        kind, _ = conventions.parse_grade_id(conventions.grade_id(cell))
+        if kind == conventions.SOLUTION:
+            cell.source = solution_cell
+        elif kind == conventions.CHECK:
+            cell.source = conventions.without_hidden_tests(cell.source)
+    return nb
+
+
+def _mkdirs(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+TOY_NAMES = re.compile(r"""99_toy|(?<![\w.])["']?99\.1["']?(?![\w.])""")
+
+
+def shared_files_naming_the_toy_chapter():
+    """Shared code (everything in the two packages but the chapter modules and the generated
+    reference) that names the toy chapter or its task."""
+    found = []
+    for package in ("course/gptcourse", "grader"):
+        for folder, _, names in os.walk(os.path.join(REPO, package)):
+            for name in names:
+                path = os.path.join(folder, name)
+                if name.endswith(".py") and TOY_NAMES.search(open(path, encoding="utf-8").read()):
+                    found.append(os.path.relpath(path, REPO))
+    return found
+
+
+def test_the_scan_for_the_toy_chapter_finds_a_module_that_names_it(monkeypatch, tmp_path):
+    """The last assertion above can fail: a shared file that names the task is found."""
+    package = tmp_path / "grader"
+    package.mkdir()
+    (package / "special.py").write_text('SPECIAL = {"99.1": "double"}\n')
+    monkeypatch.setattr(sys.modules[__name__], "REPO", str(tmp_path))
+    assert shared_files_naming_the_toy_chapter() == ["grader/special.py"]
+
+
+@pytest.mark.slow
+def test_the_release_of_a_new_chapter_is_made_from_its_master(toy, monkeypatch):
+    """The student release (nbgrader generate_assignment, in a subprocess): the solution is a
+    stub, the check cell keeps the self-check and loses the hidden tests."""
+    root, _ = toy
+    build = point_the_build_at(root, monkeypatch)
+    (released,) = build.release_files().items()
+    assert released[0] == str(root / "course" / f"{TOY}.ipynb")
+    cells = {conventions.grade_id(cell): cell.source for cell in nbformat.reads(released[1], as_version=4).cells}
+    assert cells["task_99_1"] == 'def double(x):\n    """Twice the input tensor."""\n    # YOUR CODE HERE\n' \
+                                 "    raise NotImplementedError()"
+    assert cells["check_99_1"] == 'check("99.1", double)'
