@@ -3,7 +3,7 @@
 The first code cell of every notebook installs this package on Colab, before the package can
 be imported, so that cell cannot read this module at run time: it carries the install
 address as text. That text is written from here (`colab_cell_source`), and so is the
-"Open in Colab" badge of each notebook (`colab_badge`). tests/test_notebook_links.py checks
+"Open in Colab" badge of each notebook (`colab_badge`). tests/notebooks/test_notebook_links.py checks
 that every master and every released notebook agrees with the values below.
 
 To move the course (an instructor's fork, say; docs/publishing.md):
