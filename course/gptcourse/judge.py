@@ -308,12 +308,13 @@ def _list_difference(got, expected):
 
 
 def _structure_difference(got, expected):
-    lines = []
-    for attr, want in expected.items():
-        have = got.get(attr, "missing")
-        if have != want:
-            lines.append(f"`{attr}` should be {want}, yours is {have}")
-    return "attributes differ from the spec: " + "; ".join(lines)
+    return "attributes differ from the spec: " + "; ".join(_attribute_differences(got, expected))
+
+
+def _attribute_differences(got, expected):
+    """One sentence per attribute that differs from the spec's description."""
+    return [f"`{attr}` should be {want}, yours is {got.get(attr, 'missing')}"
+            for attr, want in expected.items() if got.get(attr, "missing") != want]
 
 
 def property_hint(task_id, key, got_obs, expected_obs, case):
@@ -373,7 +374,7 @@ def _judge_against(task_id, case, got, expected, variants):
         if kind.owns(key):
             problem = kind.judge_key(key, got, expected, case)
             if problem:
-                return problem, Finding("wrong result", observed=key_name(task.id, key), difference=problem)
+                return problem, _owned_finding(task.id, key, problem)
             continue
         if key not in got:
             name = key_name(task.id, key)
@@ -387,14 +388,24 @@ def _judge_against(task_id, case, got, expected, variants):
     return None, None
 
 
+def _owned_finding(task_id, key, problem):
+    """The finding of a kind's own sentence about an observation it judges itself. Some keys have
+    no name for students (a kind's internal "train_0"): the sentence then stands alone. A sentence
+    that starts by naming the observation does not repeat it in `difference`."""
+    name = key_name(task_id, key)
+    observed = name if name != key else ""
+    return Finding("wrong result", observed=observed, difference=problem.removeprefix(f"{name}: "))
+
+
 def _explain(task_id, kind, key, have, want, got, expected, case, variants):
     """(message, Finding) for one observation that differs from the reference's."""
     name = key_name(task_id, key)
     wrong = Finding("wrong result", observed=name)
     if key == "structure":
         hint = property_hint(task_id, key, got, expected, case)
+        differences = _attribute_differences(have, want)
         return (_structure_difference(have, want) + (f" — {hint}" if hint else ""),
-                replace(wrong, difference="attributes differ from the spec", hint=hint))
+                replace(wrong, difference="; ".join(differences), hint=hint))
     if key == "extra_parameters":
         what = kind.messages.get(key, 'your module has parameters the spec does not have')
         return f"{what}: {', '.join(have)}", replace(wrong, difference=what)

@@ -160,6 +160,21 @@ def test_the_same_mistake_with_other_numbers_has_one_label():
     assert steps == {("error", "RuntimeError while calling forward")}
 
 
+def test_the_judge_s_findings_keep_what_tells_mistakes_apart():
+    """A kind's own sentence that starts with the observation's name does not repeat it; a key with
+    no name for students is left out; a structure finding says which attribute differs."""
+    from gptcourse.judge import _attribute_differences, _owned_finding
+
+    prompt = _owned_finding("9.1", "prompt", "The returned prompt: the right text with extra whitespace: strip it")
+    assert mistake_of({"finding": prompt.to_json()}) == (
+        "wrong result", "The returned prompt: the right text with extra whitespace")
+    internal = _owned_finding("9.1", "train_0", "in train mode the output is the eval-mode output: drop weights")
+    assert mistake_of({"finding": internal.to_json()}) == ("wrong result", "in train mode the output is the eval-mode output")
+    differences = _attribute_differences({"W_query": "nn.Linear(bias=True)", "W_key": "nn.Linear(bias=False)"},
+                                         {"W_query": "nn.Linear(bias=False)", "W_key": "nn.Linear(bias=False)"})
+    assert differences == ["`W_query` should be nn.Linear(bias=False), yours is nn.Linear(bias=True)"]
+
+
 def test_labels_come_from_the_finding_not_from_the_message():
     """Rewording a message must not regroup the class: the label never reads the feedback."""
     finding = FINDINGS[KNOWN].to_json()
