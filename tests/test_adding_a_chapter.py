@@ -4,8 +4,8 @@ A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly 
 docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 
 1. its master notebook (the cell conventions: metadata, setup, task text, solution, check);
-2. its public chapter module, gptcourse.chapters.ch99_toy (PROBES, KEY_NAMES);
-3. its hidden chapter module, grader.chapters.ch99_toy (cases, one known mistake);
+2. its public chapter module, gptcourse.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
+3. its hidden chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
 4. its corpus: a wrong and a correct student cell;
 5. one line of the course table, a `Chapter(...)` (registered with register_chapter).
 
@@ -59,13 +59,16 @@ COURSE_LINE = 'Chapter("99_toy", "A toy chapter", 60, (task("99.1", ("double",),
 PUBLIC_MODULE = '''\
 """Chapter 99, a toy: double(x) returns a tensor twice its input."""
 from gptcourse import kinds
+from gptcourse.chapters import TaskSpec
 
 CHAPTER = "99_toy"
-PROBES = {
-    "99.1": {"call": kinds.Function(lambda p: ([p.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
-                                    tensors=True)},
-}
 KEY_NAMES = {"doubled": "Doubled tensor"}
+
+SPECS = {
+    "99.1": TaskSpec(
+        probes={"call": kinds.Function(lambda p: ([p.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
+                                       tensors=True)}),
+}
 '''
 
 # 3. The hidden chapter module: public cases (their outputs ship as fixtures), hidden cases
@@ -73,24 +76,19 @@ KEY_NAMES = {"doubled": "Doubled tensor"}
 HIDDEN_MODULE = '''\
 """Hidden cases and the known mistake of the toy chapter."""
 from gptcourse.records import Case
-from grader.hidden.casekit import hidden_rng, public_rng
+from grader.chapters import HiddenSpec
 
 
 def _case(rng, rows, cols):
     return Case("99.1", "call", f"a {rows} x {cols} tensor", {}, {"x": rng.normal(size=(rows, cols))})
 
 
-def public_cases(task_id):
-    return [_case(public_rng(task_id), 2, 3)]
-
-
-def hidden_cases(task_id, seed):
-    rng = hidden_rng(task_id, seed)
-    return [_case(rng, 1, 5), _case(rng, 4, 2)]
-
-
-def variants(task_id):
-    return [("the input is tripled, not doubled", lambda x: x * 3)]
+SPECS = {
+    "99.1": HiddenSpec(
+        public=lambda rng: [_case(rng, 2, 3)],
+        hidden=lambda rng: [_case(rng, 1, 5), _case(rng, 4, 2)],
+        mistakes=lambda: [("the input is tripled, not doubled", lambda x: x * 3)]),
+}
 '''
 
 # 1. The master notebook's cells (the solution between the markers; the hidden tests' two lines).

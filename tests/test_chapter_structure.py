@@ -35,15 +35,35 @@ def test_shared_code_names_no_task(path):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_each_chapter_has_its_public_and_hidden_module(chapter):
-    from grader.chapters import chapter_module as hidden_module
+    """Each side of a chapter ends with one spec per task: the public TaskSpec (probes, hints)
+    and the hidden HiddenSpec (cases, known mistakes), for exactly the course table's tasks."""
+    from gptcourse.chapters import TaskSpec
+    from grader.chapters import HiddenSpec, chapter_module as hidden_module, hidden_cases
 
     public, hidden = chapter_module(chapter), hidden_module(chapter)
-    assert set(public.PROBES) == {t.id for t in tasks_of(chapter)}
+    ids = {t.id for t in tasks_of(chapter)}
+    assert set(public.SPECS) == ids and set(hidden.SPECS) == ids
     for task in tasks_of(chapter):
         assert task.chapter == chapter
-        kinds_used = {case.kind for case in hidden.public_cases(task.id) + hidden.hidden_cases(task.id, 1)}
-        assert kinds_used and kinds_used <= set(public.PROBES[task.id]), task.id
-        assert hidden.variants(task.id), f"task {task.id} has no known mistakes"
+        spec, secret = public.SPECS[task.id], hidden.SPECS[task.id]
+        assert isinstance(spec, TaskSpec) and isinstance(secret, HiddenSpec), task.id
+        kinds_used = {case.kind for case in hidden_cases(task.id, 1)}
+        assert kinds_used and kinds_used <= set(spec.probes), task.id
+        assert secret.mistakes(), f"task {task.id} has no known mistakes"
+
+
+def test_no_chapter_module_keeps_a_table_per_fact():
+    """What a task is lives in its spec: the tables keyed by task id that the specs replaced
+    (PROBES and HINTS on the public side, _PUBLIC, _HIDDEN, _VARIANTS and the functions that
+    looked a task up in them on the hidden side) must not come back beside them."""
+    from grader.chapters import chapter_module as hidden_module
+
+    for chapter in CHAPTERS:
+        public, hidden = chapter_module(chapter), hidden_module(chapter)
+        assert not {"PROBES", "HINTS"} & set(vars(public)), chapter
+        left = {"_PUBLIC", "_HIDDEN", "_VARIANTS", "public_cases", "hidden_cases", "variants",
+                "expectation_extras", "case_for_device"} & set(vars(hidden))
+        assert not left, (chapter, left)
 
 
 def test_the_course_table_lists_every_task_once_in_course_order():

@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from .findings import Finding
+from .chapters import task_spec
 from .probes import kind_of
 from .tasks import chapter_module, get_task, tasks_before
 
@@ -319,8 +320,7 @@ def _attribute_differences(got, expected):
 
 def property_hint(task_id, key, got_obs, expected_obs, case):
     """The first property hint (the task's own, then its kind's) that explains the symptom."""
-    task_hints = getattr(_chapter(task_id), "HINTS", {}).get(get_task(task_id).id, [])
-    for hint in list(task_hints) + list(kind_of(case).hints):
+    for hint in list(task_spec(task_id).hints) + list(kind_of(case).hints):
         text = hint(key, got_obs, expected_obs, case)
         if text:
             return text

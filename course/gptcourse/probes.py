@@ -56,7 +56,8 @@ import torch.nn as nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .records import Case
-from .tasks import chapter_module, get_task
+from .chapters import task_spec
+from .tasks import get_task
 
 # Frames from these folders are library code; the student's line is the innermost other one.
 _LIBRARY_DIRS = tuple(
@@ -489,12 +490,10 @@ def device_pass_supported(case):
 
 def kind_of(case):
     """The kind (the kinds/ package) that the task's chapter module registered for this case's kind."""
-    task = get_task(case.task)
-    probes = chapter_module(task.chapter).PROBES
     try:
-        return probes[task.id][case.kind]
+        return task_spec(case.task).probes[case.kind]
     except KeyError:
-        raise KeyError(f"task {task.id} has no probe for cases of kind {case.kind!r}") from None
+        raise KeyError(f"task {get_task(case.task).id} has no probe for cases of kind {case.kind!r}") from None
 
 
 def run_probe(obj_or_names, case: Case, ctx=None):

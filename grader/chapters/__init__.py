@@ -1,24 +1,41 @@
 """The hidden side of each chapter: its cases and its known mistakes.
 
-A module `chNN_name.py` here (found by name from gptcourse.course) defines:
-
-- public_cases(task_id) -> [Case]: fixed cases whose reference outputs ship with the course
-  as the self-check's fixtures;
-- hidden_cases(task_id, seed) -> [Case]: the cases the grader adds, drawn from the run's seed;
-- variants(task_id) -> [(message, object)]: known wrong implementations, most specific first;
-  when a student's observations equal one's, the feedback names the mistake;
-- expectation_extras(case) -> dict: what the judge needs besides the reference's
-  observations (e.g. internals/... for judging random outputs); {} when nothing;
-- case_for_device(case, device) -> Case (optional): the case as it runs on a GPU, when it
-  must differ from the CPU's (random numbers such as dropout masks differ between devices);
-  its expected numbers are then the reference's on this changed case, on the CPU.
-
-The functions below find the right module for a task; nothing in this package outside the
-chapter modules knows a task.
+A module `chNN_name.py` here (found by name from gptcourse.course) ends with SPECS:
+{task id: HiddenSpec(...)}, everything hidden about each task in one place (see HiddenSpec).
+`hidden_spec(task_id)` finds a task's; the functions below answer from it, so nothing in this
+package outside the chapter modules knows a task.
 """
 import importlib
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 from gptcourse.tasks import get_task
+from grader.hidden.casekit import hidden_rng, public_rng
+
+
+@dataclass(frozen=True)
+class HiddenSpec:
+    """What the grader keeps hidden about one task.
+
+    public:     rng -> [Case]: fixed cases, drawn from `casekit.public_rng(task id)`; their
+                reference outputs ship with the course as the self-check's fixtures;
+    hidden:     rng -> [Case]: the cases the grader adds, drawn from the run's seed
+                (`casekit.hidden_rng(task id, seed)`);
+    mistakes:   () -> [(message, object)]: known wrong implementations, most specific first;
+                when a student's observations equal one's, the feedback names the mistake
+                (the message completes "... wrong — it looks like ..."); the object replaces
+                the task's first graded name, or a dict replaces several;
+    extras:     case -> dict (optional): what the judge needs besides the reference's
+                observations (internals/..., e.g. the alternatives a spec leaves open);
+    for_device: (case, device) -> Case (optional): the case as it runs on a GPU, when it must
+                differ from the CPU's (random numbers such as dropout masks differ between
+                devices); its expected numbers are then the reference's on this changed case.
+    """
+    public: Callable
+    hidden: Callable
+    mistakes: Callable
+    extras: Optional[Callable] = None
+    for_device: Optional[Callable] = None
 
 
 def chapter_module(chapter):
@@ -26,31 +43,33 @@ def chapter_module(chapter):
     return importlib.import_module(f"grader.chapters.ch{chapter}")
 
 
-def _module_of(task_id):
-    return chapter_module(get_task(task_id).chapter)
+def hidden_spec(task_id):
+    """The HiddenSpec of a task, from its chapter module's SPECS."""
+    task = get_task(task_id)
+    return chapter_module(task.chapter).SPECS[task.id]
 
 
 def public_cases(task_id):
-    return _module_of(task_id).public_cases(get_task(task_id).id)
+    return hidden_spec(task_id).public(public_rng(get_task(task_id).id))
 
 
 def hidden_cases(task_id, seed):
     """The public cases and the seeded hidden ones: the self-check never rejects what the
     grader accepts, since the grader tries the self-check's cases too."""
     task_id = get_task(task_id).id
-    return public_cases(task_id) + _module_of(task_id).hidden_cases(task_id, seed)
+    return public_cases(task_id) + hidden_spec(task_id).hidden(hidden_rng(task_id, seed))
 
 
 def variants(task_id):
-    return _module_of(task_id).variants(get_task(task_id).id)
+    return hidden_spec(task_id).mistakes()
 
 
 def expectation_extras(case):
-    extras = getattr(_module_of(case.task), "expectation_extras", None)
+    extras = hidden_spec(case.task).extras
     return extras(case) if extras else {}
 
 
 def case_for_device(case, device):
-    """The case run on `device` (see the module docstring); the CPU's is always the case itself."""
-    adapt = getattr(_module_of(case.task), "case_for_device", None)
+    """The case run on `device` (see HiddenSpec); the CPU's is always the case itself."""
+    adapt = hidden_spec(case.task).for_device
     return adapt(case, device) if adapt and device != "cpu" else case.on(device)

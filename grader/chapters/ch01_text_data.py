@@ -8,7 +8,7 @@ from torch.utils.data import DataLoader
 from gptcourse.data import read_text
 from gptcourse.records import Case
 from gptcourse.tokenizer import get_encoding
-from grader.hidden.casekit import hidden_rng, public_rng
+from grader.chapters import HiddenSpec
 from grader.reference import reference_object
 from grader.reference.ch01_text_data import TOKEN_PATTERN  # the notebook's setup cell, one source
 
@@ -456,28 +456,39 @@ def _variants_1_5():
 
 # ------------------------------------------------------------------------------------------
 
-_PUBLIC = {"1.1": _public_1_1, "1.2": _public_1_2, "1.3": _public_1_3, "1.4": _public_1_4, "1.5": _public_1_5}
-_HIDDEN = {"1.1": _hidden_1_1, "1.2": _hidden_1_2, "1.3": _hidden_1_3, "1.4": _hidden_1_4, "1.5": _hidden_1_5}
-_VARIANTS = {"1.1": _variants_1_1, "1.2": _variants_1_2, "1.3": _variants_1_3, "1.4": _variants_1_4,
-             "1.5": _variants_1_5}
 
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
-    if case.task == "1.3" and case.args.get("may_refuse"):
+def _extras_1_3(case):
+    if case.args.get("may_refuse"):
         # A text too short for one window: refusing it (the book asserts len(token_ids) > max_length)
         # is as right as the reference's empty data set.
         return {"internals/alternatives": [{"refused": True}]}
     return {}
 
 
-def variants(task_id):
-    """[(message, object)] of the task's known wrong variants, most specific first."""
-    return _VARIANTS[task_id]()
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "1.1": HiddenSpec(
+        public=_public_1_1,
+        hidden=_hidden_1_1,
+        mistakes=_variants_1_1),
+    "1.2": HiddenSpec(
+        public=_public_1_2,
+        hidden=_hidden_1_2,
+        mistakes=_variants_1_2),
+    "1.3": HiddenSpec(
+        public=_public_1_3,
+        hidden=_hidden_1_3,
+        mistakes=_variants_1_3,
+        extras=_extras_1_3),
+    "1.4": HiddenSpec(
+        public=_public_1_4,
+        hidden=_hidden_1_4,
+        mistakes=_variants_1_4),
+    "1.5": HiddenSpec(
+        public=_public_1_5,
+        hidden=_hidden_1_5,
+        mistakes=_variants_1_5),
+}

@@ -6,8 +6,9 @@ import torch
 
 from gptcourse.chapters.ch02_attention import causal_attention_arguments, self_attention_arguments
 from gptcourse.records import Case
+from grader.chapters import HiddenSpec
 from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
-from grader.hidden.casekit import hidden_rng, public_rng, shape_label, subclass_with_forward
+from grader.hidden.casekit import shape_label, subclass_with_forward
 
 TOY_INPUTS = np.array(
     [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
@@ -38,71 +39,6 @@ def _scores_case(rng, shape, d_k, dtype="float32"):
 _v1 = functools.partial(module_case, "2.2", construct=self_attention_arguments, causal=False, batched=False)
 _v2 = functools.partial(module_case, "2.3", construct=self_attention_arguments, causal=False, batched=False)
 _causal = functools.partial(module_case, "2.5", construct=causal_attention_arguments)
-
-_PUBLIC = {
-    "2.1": lambda rng: [
-        _inputs_case(rng, None, inputs=TOY_INPUTS.copy()),
-        _inputs_case(rng, (2, 5, 3)),
-    ],
-    "2.2": lambda rng: [
-        _v1(rng, tokens=6, d_in=3, d_out=2),
-        _v1(rng, tokens=5, d_in=4, d_out=3),
-    ],
-    "2.3": lambda rng: [
-        _v2(rng, tokens=6, d_in=3, d_out=2),
-        _v2(rng, tokens=5, d_in=4, d_out=3, qkv_bias=True),
-    ],
-    "2.4": lambda rng: [
-        _scores_case(rng, (6, 6), d_k=2),
-        _scores_case(rng, (2, 5, 5), d_k=3),
-    ],
-    "2.5": lambda rng: [
-        _causal(rng, batch=2, tokens=6, d_in=3, d_out=2),
-        _causal(rng, batch=1, tokens=4, d_in=5, d_out=3, context_length=7, qkv_bias=True),
-        _causal(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=3, dropout=0.5),
-    ],
-}
-
-_HIDDEN = {
-    "2.1": lambda rng: [
-        _inputs_case(rng, (5, 4)),
-        _inputs_case(rng, (1, 4, 6), dtype="float64"),
-        _inputs_case(rng, (3, 7, 2)),
-    ],
-    "2.2": lambda rng: [
-        _v1(rng, tokens=7, d_in=2, d_out=5),
-        _v1(rng, tokens=4, d_in=6, d_out=3, dtype="float64"),
-        _v1(rng, tokens=1, d_in=3, d_out=2),
-    ],
-    "2.3": lambda rng: [
-        _v2(rng, tokens=7, d_in=2, d_out=5),
-        _v2(rng, tokens=4, d_in=6, d_out=3, qkv_bias=True, dtype="float64"),
-        _v2(rng, tokens=3, d_in=4, d_out=4, qkv_bias=True),
-    ],
-    "2.4": lambda rng: [
-        _scores_case(rng, (2, 3, 4, 4), d_k=4, dtype="float64"),
-        _scores_case(rng, (1, 7, 7), d_k=8),
-        _scores_case(rng, (1, 1), d_k=5),
-    ],
-    "2.5": lambda rng: [
-        _causal(rng, batch=3, tokens=5, d_in=4, d_out=6, context_length=9, qkv_bias=True),
-        _causal(rng, batch=2, tokens=7, d_in=6, d_out=4, dropout=0.3, dtype="float64"),
-        _causal(rng, batch=1, tokens=1, d_in=3, d_out=2, context_length=4),
-        _causal(rng, kind="dropout", batch=3, tokens=4, d_in=3, d_out=5, context_length=8, dropout=0.5),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
-    return dropout_internals(case, heads="single") if case.task == "2.5" else {}
 
 
 # ------------------------------------------------------------------------------------------
@@ -261,10 +197,67 @@ def _variants_2_5():
     return [(m, subclass_with_forward("2.5", causal_forward(o))) for o, m in MASKING + SCALING]
 
 
-_VARIANTS = {"2.1": _variants_2_1, "2.2": _variants_2_2, "2.3": _variants_2_3, "2.4": _variants_2_4,
-             "2.5": _variants_2_5}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    """[(message, object)] of the task's known wrong variants, most specific first."""
-    return _VARIANTS[task_id]()
+SPECS = {
+    "2.1": HiddenSpec(
+        public=lambda rng: [
+            _inputs_case(rng, None, inputs=TOY_INPUTS.copy()),
+            _inputs_case(rng, (2, 5, 3)),
+        ],
+        hidden=lambda rng: [
+            _inputs_case(rng, (5, 4)),
+            _inputs_case(rng, (1, 4, 6), dtype="float64"),
+            _inputs_case(rng, (3, 7, 2)),
+        ],
+        mistakes=_variants_2_1),
+    "2.2": HiddenSpec(
+        public=lambda rng: [
+            _v1(rng, tokens=6, d_in=3, d_out=2),
+            _v1(rng, tokens=5, d_in=4, d_out=3),
+        ],
+        hidden=lambda rng: [
+            _v1(rng, tokens=7, d_in=2, d_out=5),
+            _v1(rng, tokens=4, d_in=6, d_out=3, dtype="float64"),
+            _v1(rng, tokens=1, d_in=3, d_out=2),
+        ],
+        mistakes=_variants_2_2),
+    "2.3": HiddenSpec(
+        public=lambda rng: [
+            _v2(rng, tokens=6, d_in=3, d_out=2),
+            _v2(rng, tokens=5, d_in=4, d_out=3, qkv_bias=True),
+        ],
+        hidden=lambda rng: [
+            _v2(rng, tokens=7, d_in=2, d_out=5),
+            _v2(rng, tokens=4, d_in=6, d_out=3, qkv_bias=True, dtype="float64"),
+            _v2(rng, tokens=3, d_in=4, d_out=4, qkv_bias=True),
+        ],
+        mistakes=_variants_2_3),
+    "2.4": HiddenSpec(
+        public=lambda rng: [
+            _scores_case(rng, (6, 6), d_k=2),
+            _scores_case(rng, (2, 5, 5), d_k=3),
+        ],
+        hidden=lambda rng: [
+            _scores_case(rng, (2, 3, 4, 4), d_k=4, dtype="float64"),
+            _scores_case(rng, (1, 7, 7), d_k=8),
+            _scores_case(rng, (1, 1), d_k=5),
+        ],
+        mistakes=_variants_2_4),
+    "2.5": HiddenSpec(
+        public=lambda rng: [
+            _causal(rng, batch=2, tokens=6, d_in=3, d_out=2),
+            _causal(rng, batch=1, tokens=4, d_in=5, d_out=3, context_length=7, qkv_bias=True),
+            _causal(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=3, dropout=0.5),
+        ],
+        hidden=lambda rng: [
+            _causal(rng, batch=3, tokens=5, d_in=4, d_out=6, context_length=9, qkv_bias=True),
+            _causal(rng, batch=2, tokens=7, d_in=6, d_out=4, dropout=0.3, dtype="float64"),
+            _causal(rng, batch=1, tokens=1, d_in=3, d_out=2, context_length=4),
+            _causal(rng, kind="dropout", batch=3, tokens=4, d_in=3, d_out=5, context_length=8, dropout=0.5),
+        ],
+        mistakes=_variants_2_5,
+        extras=functools.partial(dropout_internals, heads="single")),
+}

@@ -4,54 +4,14 @@ import functools
 import torch
 
 from gptcourse.chapters.attention import multi_head_arguments
+from grader.chapters import HiddenSpec
 from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
-from grader.hidden.casekit import hidden_rng, public_rng, subclass_with_forward
+from grader.hidden.casekit import subclass_with_forward
 
 # MultiHeadAttentionWrapper concatenates num_heads outputs of width d_out.
 _wrapper = functools.partial(module_case, "3.1", construct=multi_head_arguments, num_heads=2,
                              out_width=lambda args: args["d_out"] * args["num_heads"])
 _mha = functools.partial(module_case, "3.2", construct=multi_head_arguments, num_heads=2, identity_out_proj=True)
-
-_PUBLIC = {
-    "3.1": lambda rng: [
-        _wrapper(rng, batch=2, tokens=6, d_in=3, d_out=2),
-        _wrapper(rng, batch=1, tokens=4, d_in=5, d_out=3, num_heads=3, context_length=7, qkv_bias=True),
-        _wrapper(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=2, dropout=0.5),
-    ],
-    "3.2": lambda rng: [
-        _mha(rng, batch=2, tokens=6, d_in=3, d_out=4),
-        _mha(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
-        _mha(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=4, dropout=0.5),
-        _mha(rng, kind="raises", d_in=4, d_out=5, context_length=6),
-    ],
-}
-
-_HIDDEN = {
-    "3.1": lambda rng: [
-        _wrapper(rng, batch=3, tokens=5, d_in=4, d_out=2, num_heads=1, context_length=9, qkv_bias=True),
-        _wrapper(rng, batch=2, tokens=6, d_in=2, d_out=3, num_heads=4, dropout=0.3, dtype="float64"),
-        _wrapper(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=2, num_heads=3, context_length=6, dropout=0.5),
-    ],
-    "3.2": lambda rng: [
-        _mha(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=1, context_length=9, qkv_bias=True),
-        _mha(rng, batch=2, tokens=6, d_in=3, d_out=6, num_heads=3, dropout=0.3, dtype="float64"),
-        _mha(rng, batch=2, tokens=5, d_in=5, d_out=4, num_heads=4, context_length=8),
-        _mha(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6, dropout=0.5),
-        _mha(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
-    return dropout_internals(case, heads={"3.1": "wrapper", "3.2": "split"}[case.task])
 
 
 # ------------------------------------------------------------------------------------------
@@ -120,9 +80,38 @@ def _variants_3_2():
     ] + [(m, mha(**o)) for o, m in MASKING + SCALING[:1] + SCALING[4:]]
 
 
-_VARIANTS = {"3.1": _variants_3_1, "3.2": _variants_3_2}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    """[(message, object)] of the task's known wrong variants, most specific first."""
-    return _VARIANTS[task_id]()
+SPECS = {
+    "3.1": HiddenSpec(
+        public=lambda rng: [
+            _wrapper(rng, batch=2, tokens=6, d_in=3, d_out=2),
+            _wrapper(rng, batch=1, tokens=4, d_in=5, d_out=3, num_heads=3, context_length=7, qkv_bias=True),
+            _wrapper(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=2, dropout=0.5),
+        ],
+        hidden=lambda rng: [
+            _wrapper(rng, batch=3, tokens=5, d_in=4, d_out=2, num_heads=1, context_length=9, qkv_bias=True),
+            _wrapper(rng, batch=2, tokens=6, d_in=2, d_out=3, num_heads=4, dropout=0.3, dtype="float64"),
+            _wrapper(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=2, num_heads=3, context_length=6, dropout=0.5),
+        ],
+        mistakes=_variants_3_1,
+        extras=functools.partial(dropout_internals, heads="wrapper")),
+    "3.2": HiddenSpec(
+        public=lambda rng: [
+            _mha(rng, batch=2, tokens=6, d_in=3, d_out=4),
+            _mha(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
+            _mha(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=4, dropout=0.5),
+            _mha(rng, kind="raises", d_in=4, d_out=5, context_length=6),
+        ],
+        hidden=lambda rng: [
+            _mha(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=1, context_length=9, qkv_bias=True),
+            _mha(rng, batch=2, tokens=6, d_in=3, d_out=6, num_heads=3, dropout=0.3, dtype="float64"),
+            _mha(rng, batch=2, tokens=5, d_in=5, d_out=4, num_heads=4, context_length=8),
+            _mha(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6, dropout=0.5),
+            _mha(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
+        ],
+        mistakes=_variants_3_2,
+        extras=functools.partial(dropout_internals, heads="split")),
+}

@@ -12,10 +12,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from gptcourse.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments, no_arguments
+from gptcourse.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments
 from gptcourse.records import Case
-from grader.hidden.casekit import (add_future_variant, hidden_rng, module_arrays, module_weights, public_rng,
-                                   reference_module, subclass_with)
+from grader.chapters import HiddenSpec
+from grader.hidden.casekit import add_future_variant, module_arrays, module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 from grader.reference.ch04_gpt_model import GPT_CONFIG_124M  # the notebook's setup cell, one source
 
@@ -183,10 +183,12 @@ def _model_internals(case):
             "internals/logits_without_emb_dropout": without_emb_dropout.numpy()}
 
 
-def expectation_extras(case):
-    if case.kind != "dropout":
-        return {}
-    return _block_internals(case) if case.task == "4.4" else _model_internals(case)
+def _extras_4_4(case):
+    return _block_internals(case) if case.kind == "dropout" else {}
+
+
+def _extras_4_5(case):
+    return _model_internals(case) if case.kind == "dropout" else {}
 
 
 # ------------------------------------------------------------------------------------------
@@ -218,93 +220,6 @@ def _gpt_generate_case(rng, batch, tokens, max_new_tokens, context_size, dtype="
 # ------------------------------------------------------------------------------------------
 # The cases
 # ------------------------------------------------------------------------------------------
-
-_PUBLIC = {
-    "4.1": lambda rng: [
-        _layer_norm_case(rng, (2, 3, 5)),
-        _layer_norm_case(rng, (2, 4, 6), spread=2.0, offset=3.0, special_rows=True),
-    ],
-    "4.2": lambda rng: [_gelu_case(rng, (2, 3, 8)), _gelu_case(rng, (41,), grid=True, scale=1.5)],
-    "4.3": lambda rng: [
-        _module_case("4.3", rng, config(emb_dim=4), 2, 3),
-        _module_case("4.3", rng, config(emb_dim=6), 1, 5),
-    ],
-    "4.4": lambda rng: [
-        _module_case("4.4", rng, config(emb_dim=6, n_heads=3, context_length=5), 2, 4,
-                     label_keys=("emb_dim", "n_heads", "context_length")),
-        _module_case("4.4", rng, config(emb_dim=4, n_heads=1, context_length=7, qkv_bias=True), 1, 5,
-                     label_keys=("emb_dim", "n_heads", "context_length", "qkv_bias")),
-        _block_dropout_case(rng),
-    ],
-    "4.5": lambda rng: [
-        _model_case(rng, config(vocab_size=11, context_length=6, emb_dim=4, n_layers=2), 2, 5),
-        _model_case(rng, config(vocab_size=9, context_length=5, emb_dim=6, n_heads=3, n_layers=1, qkv_bias=True), 1, 5),
-        _model_dropout_case(rng),
-        _size_case(GPT_CONFIG_124M, "GPT_CONFIG_124M"),
-    ],
-    "4.6": lambda rng: [
-        # The toy model only: in a notebook, a GPTModel here would be the student's own.
-        _next_token_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
-        _next_token_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=8),
-    ],
-}
-
-_HIDDEN = {
-    "4.1": lambda rng: [
-        _layer_norm_case(rng, (3, 2, 7), spread=0.5, offset=-2.0, special_rows=True),
-        _layer_norm_case(rng, (4, 5), dtype="float64", spread=3.0),
-        _layer_norm_case(rng, (1, 1, 3), special_rows=False),
-        _layer_norm_case(rng, (2, 2, 2, 8), dtype="float64", spread=0.1, offset=1.0, special_rows=True),
-    ],
-    "4.2": lambda rng: [
-        _gelu_case(rng, (3, 4, 5), dtype="float64", scale=2.5),
-        _gelu_case(rng, (1, 1, 7), scale=0.5),
-        _gelu_case(rng, (2, 41), dtype="float64", grid=True, scale=4.0),
-    ],
-    "4.3": lambda rng: [
-        _module_case("4.3", rng, config(emb_dim=8), 3, 2, dtype="float64"),
-        _module_case("4.3", rng, config(emb_dim=2), 2, 6),
-        _module_case("4.3", rng, config(emb_dim=5), 1, 1),
-    ],
-    "4.4": lambda rng: [
-        _module_case("4.4", rng, config(emb_dim=8, n_heads=4, context_length=9), 3, 5, dtype="float64",
-                     label_keys=("emb_dim", "n_heads", "context_length")),
-        _module_case("4.4", rng, config(emb_dim=6, n_heads=3, context_length=4, qkv_bias=True), 2, 4,
-                     label_keys=("emb_dim", "n_heads", "context_length", "qkv_bias")),
-        _module_case("4.4", rng, config(emb_dim=4, n_heads=1, context_length=6, drop_rate=0.3), 1, 2,
-                     label_keys=("emb_dim", "n_heads", "context_length", "drop_rate")),
-        _block_dropout_case(rng, emb_dim=6, batch=1, tokens=5, qkv_bias=True),
-    ],
-    "4.5": lambda rng: [
-        _model_case(rng, config(vocab_size=int(rng.integers(15, 40)), context_length=8, emb_dim=8, n_heads=4,
-                                n_layers=3), 3, 6),
-        _model_case(rng, config(vocab_size=10, context_length=4, emb_dim=4, n_layers=2, drop_rate=0.2), 2, 4,
-                    dtype="float64"),
-        _model_case(rng, config(vocab_size=12, context_length=7, emb_dim=6, n_heads=2, n_layers=1, qkv_bias=True), 1, 1),
-        _model_dropout_case(rng, batch=2, tokens=3, vocab_size=9),
-        _size_case(config(vocab_size=1000, context_length=64, emb_dim=48, n_heads=4, n_layers=3, qkv_bias=True),
-                   "a configuration with qkv_bias=True (vocab_size=1000, context_length=64, emb_dim=48, "
-                   "n_heads=4, n_layers=3)"),
-    ],
-    "4.6": lambda rng: [
-        _gpt_generate_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=5, vocab_size=15, context_length=5),
-        _next_token_case(rng, batch=3, tokens=6, max_new_tokens=5, context_size=2),
-        _next_token_case(rng, batch=1, tokens=2, max_new_tokens=4, context_size=10),
-        _next_token_case(rng, batch=2, tokens=5, max_new_tokens=0, context_size=3),
-        _gpt_generate_case(rng, batch=2, tokens=4, max_new_tokens=6, context_size=6, vocab_size=25,
-                           context_length=6, emb_dim=8, n_heads=4, dtype="float64"),
-        _gpt_generate_case(rng, batch=3, tokens=1, max_new_tokens=3, context_size=3, vocab_size=9,
-                           context_length=4, n_layers=1),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
 
 
 # ------------------------------------------------------------------------------------------
@@ -494,10 +409,96 @@ def _variants_4_6():
     ]
 
 
-_VARIANTS = {"4.1": _variants_4_1, "4.2": _variants_4_2, "4.3": _variants_4_3, "4.4": _variants_4_4,
-             "4.5": _variants_4_5, "4.6": _variants_4_6}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    """[(message, object)] of the task's known wrong variants, most specific first."""
-    return _VARIANTS[task_id]()
+SPECS = {
+    "4.1": HiddenSpec(
+        public=lambda rng: [
+            _layer_norm_case(rng, (2, 3, 5)),
+            _layer_norm_case(rng, (2, 4, 6), spread=2.0, offset=3.0, special_rows=True),
+        ],
+        hidden=lambda rng: [
+            _layer_norm_case(rng, (3, 2, 7), spread=0.5, offset=-2.0, special_rows=True),
+            _layer_norm_case(rng, (4, 5), dtype="float64", spread=3.0),
+            _layer_norm_case(rng, (1, 1, 3), special_rows=False),
+            _layer_norm_case(rng, (2, 2, 2, 8), dtype="float64", spread=0.1, offset=1.0, special_rows=True),
+        ],
+        mistakes=_variants_4_1),
+    "4.2": HiddenSpec(
+        public=lambda rng: [_gelu_case(rng, (2, 3, 8)), _gelu_case(rng, (41,), grid=True, scale=1.5)],
+        hidden=lambda rng: [
+            _gelu_case(rng, (3, 4, 5), dtype="float64", scale=2.5),
+            _gelu_case(rng, (1, 1, 7), scale=0.5),
+            _gelu_case(rng, (2, 41), dtype="float64", grid=True, scale=4.0),
+        ],
+        mistakes=_variants_4_2),
+    "4.3": HiddenSpec(
+        public=lambda rng: [
+            _module_case("4.3", rng, config(emb_dim=4), 2, 3),
+            _module_case("4.3", rng, config(emb_dim=6), 1, 5),
+        ],
+        hidden=lambda rng: [
+            _module_case("4.3", rng, config(emb_dim=8), 3, 2, dtype="float64"),
+            _module_case("4.3", rng, config(emb_dim=2), 2, 6),
+            _module_case("4.3", rng, config(emb_dim=5), 1, 1),
+        ],
+        mistakes=_variants_4_3),
+    "4.4": HiddenSpec(
+        public=lambda rng: [
+            _module_case("4.4", rng, config(emb_dim=6, n_heads=3, context_length=5), 2, 4,
+                         label_keys=("emb_dim", "n_heads", "context_length")),
+            _module_case("4.4", rng, config(emb_dim=4, n_heads=1, context_length=7, qkv_bias=True), 1, 5,
+                         label_keys=("emb_dim", "n_heads", "context_length", "qkv_bias")),
+            _block_dropout_case(rng),
+        ],
+        hidden=lambda rng: [
+            _module_case("4.4", rng, config(emb_dim=8, n_heads=4, context_length=9), 3, 5, dtype="float64",
+                         label_keys=("emb_dim", "n_heads", "context_length")),
+            _module_case("4.4", rng, config(emb_dim=6, n_heads=3, context_length=4, qkv_bias=True), 2, 4,
+                         label_keys=("emb_dim", "n_heads", "context_length", "qkv_bias")),
+            _module_case("4.4", rng, config(emb_dim=4, n_heads=1, context_length=6, drop_rate=0.3), 1, 2,
+                         label_keys=("emb_dim", "n_heads", "context_length", "drop_rate")),
+            _block_dropout_case(rng, emb_dim=6, batch=1, tokens=5, qkv_bias=True),
+        ],
+        mistakes=_variants_4_4,
+        extras=_extras_4_4),
+    "4.5": HiddenSpec(
+        public=lambda rng: [
+            _model_case(rng, config(vocab_size=11, context_length=6, emb_dim=4, n_layers=2), 2, 5),
+            _model_case(rng, config(vocab_size=9, context_length=5, emb_dim=6, n_heads=3, n_layers=1, qkv_bias=True), 1, 5),
+            _model_dropout_case(rng),
+            _size_case(GPT_CONFIG_124M, "GPT_CONFIG_124M"),
+        ],
+        hidden=lambda rng: [
+            _model_case(rng, config(vocab_size=int(rng.integers(15, 40)), context_length=8, emb_dim=8, n_heads=4,
+                                    n_layers=3), 3, 6),
+            _model_case(rng, config(vocab_size=10, context_length=4, emb_dim=4, n_layers=2, drop_rate=0.2), 2, 4,
+                        dtype="float64"),
+            _model_case(rng, config(vocab_size=12, context_length=7, emb_dim=6, n_heads=2, n_layers=1, qkv_bias=True), 1, 1),
+            _model_dropout_case(rng, batch=2, tokens=3, vocab_size=9),
+            _size_case(config(vocab_size=1000, context_length=64, emb_dim=48, n_heads=4, n_layers=3, qkv_bias=True),
+                       "a configuration with qkv_bias=True (vocab_size=1000, context_length=64, emb_dim=48, "
+                       "n_heads=4, n_layers=3)"),
+        ],
+        mistakes=_variants_4_5,
+        extras=_extras_4_5),
+    "4.6": HiddenSpec(
+        public=lambda rng: [
+            # The toy model only: in a notebook, a GPTModel here would be the student's own.
+            _next_token_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
+            _next_token_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=8),
+        ],
+        hidden=lambda rng: [
+            _gpt_generate_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=5, vocab_size=15, context_length=5),
+            _next_token_case(rng, batch=3, tokens=6, max_new_tokens=5, context_size=2),
+            _next_token_case(rng, batch=1, tokens=2, max_new_tokens=4, context_size=10),
+            _next_token_case(rng, batch=2, tokens=5, max_new_tokens=0, context_size=3),
+            _gpt_generate_case(rng, batch=2, tokens=4, max_new_tokens=6, context_size=6, vocab_size=25,
+                               context_length=6, emb_dim=8, n_heads=4, dtype="float64"),
+            _gpt_generate_case(rng, batch=3, tokens=1, max_new_tokens=3, context_size=3, vocab_size=9,
+                               context_length=4, n_layers=1),
+        ],
+        mistakes=_variants_4_6),
+}

@@ -17,7 +17,8 @@ import torch
 
 from gptcourse.chapters.toys import TinyLanguageModel
 from gptcourse.records import Case
-from grader.hidden.casekit import hidden_rng, module_weights, public_rng
+from grader.chapters import HiddenSpec
+from grader.hidden.casekit import module_weights
 from grader.reference import reference_object, reference_objects
 
 START_CONTEXTS = ("A+B=C", "X=Y+Z", "A;B?", "#A")  # GPT-2 ids all below 64
@@ -262,105 +263,8 @@ def _mismatch_case(rng, which, cfg_options, shaped=False):
 # The cases
 # ------------------------------------------------------------------------------------------
 
-_PUBLIC = {
-    "5.1": lambda rng: [
-        _encode_case("Every effort moves you"),
-        _encode_case("Hello, do you like tea? <|endoftext|> In the sunlit terraces"),
-        _decode_case([6109, 3626, 6100, 345], "the ids [[6109, 3626, 6100, 345]] (a batch of one)"),
-        _decode_case([6109], "a single token, [[6109]]"),
-    ],
-    "5.2": lambda rng: [
-        _batch_loss_case(rng, tiny(), 2, 4),
-        _batch_loss_case(rng, tiny(vocab_size=11, emb_dim=4), 1, 6),
-    ],
-    "5.3": lambda rng: [
-        _loader_loss_case(rng, tiny(), 4, 5, 2),
-        _loader_loss_case(rng, tiny(), 5, 5, 2, num_batches=2),
-        _loader_loss_case(rng, tiny(), 5, 3, 2, num_batches=10),
-        _loader_loss_case(rng, tiny(), 0, 5, 2),
-    ],
-    "5.4": lambda rng: [_training_case("5.4", rng, tiny(vocab_size=64))],
-    "5.5": lambda rng: [
-        _checkpoint_case(rng, "file"),
-        _checkpoint_case(rng, "file", with_optimizer=False, filename="model_only.pth"),
-        _checkpoint_case(rng, "unsafe"),
-    ],
-    # Loaded into GPT2Shaped (GPTModel's parameters under GPTModel's names): the self-check must
-    # not depend on the student's own GPTModel (see docs/authoring.md); hidden cases use GPTModel.
-    "5.6": lambda rng: [
-        _weights_case(rng, {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6},
-                      shaped=True),
-        _mismatch_case(rng, "c_fc", {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6},
-                       shaped=True),
-    ],
-    "5.7": lambda rng: [
-        _schedule_case("a short schedule", 20, 5, 0.01, 1e-4, 1e-5),
-        _schedule_case("the notebook's kind of schedule", 30, 3, 6e-3, 6e-5, 6e-5),
-        _schedule_training_case(rng, tiny(vocab_size=64), (2.0, 3.0), num_epochs=2, eval_freq=2, eval_iter=1,
-                                lr=0.02, decay_groups=True),
-    ],
-}
 
-_HIDDEN = {
-    "5.1": lambda rng: [
-        _encode_case(_random_text(rng, 9)),
-        _encode_case(_random_text(rng, 7, special=True), None),
-        _encode_case("<|endoftext|>", "the text '<|endoftext|>' alone"),
-        _decode_case(_gpt2_ids(_random_text(rng, 10, special=True)), "the ids of a sentence with <|endoftext|>"),
-        _decode_case([int(i) for i in rng.integers(0, 50257, size=12)], "12 random token ids"),
-    ],
-    "5.2": lambda rng: [
-        _batch_loss_case(rng, tiny(vocab_size=17, emb_dim=5), 3, 5),
-        _batch_loss_case(rng, tiny(vocab_size=13, emb_dim=4), 2, 1, dtype="float64"),
-        _batch_loss_case(rng, gpt(), 2, 6),
-        _batch_loss_case(rng, gpt(n_layers=2, drop_rate=0.1), 1, 5, dtype="float64"),
-    ],
-    "5.3": lambda rng: [
-        _loader_loss_case(rng, tiny(vocab_size=19), 7, 4, 3),
-        _loader_loss_case(rng, tiny(vocab_size=19), 6, 4, 2, num_batches=1),
-        _loader_loss_case(rng, tiny(vocab_size=19), 6, 4, 2, num_batches=10),
-        _loader_loss_case(rng, tiny(vocab_size=19), 0, 4, 2, num_batches=3),
-        _loader_loss_case(rng, gpt(), 4, 6, 2, num_batches=None),
-    ],
-    "5.4": lambda rng: [
-        _training_case("5.4", rng, tiny(vocab_size=64), num_epochs=1, eval_freq=1, eval_iter=2),
-        _training_case("5.4", rng, gpt(vocab_size=64), num_epochs=2, eval_freq=3, eval_iter=5),
-        _training_case("5.4", rng, gpt(vocab_size=64, drop_rate=0.2), train_sequences=5, num_epochs=3, eval_freq=2,
-                       eval_iter=1),
-    ],
-    "5.5": lambda rng: [
-        _checkpoint_case(rng, "file", filename="nested name.pt", vocab_size=17, emb_dim=5),
-        _checkpoint_case(rng, "file", with_optimizer=False, dtype="float64"),
-        _checkpoint_case(rng, "unsafe", vocab_size=9),
-    ],
-    "5.6": lambda rng: [
-        _weights_case(rng, {"n_layers": 1, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6}),
-        _weights_case(rng, {"n_layers": 2, "emb_dim": 8, "n_heads": 4, "vocab_size": 25, "context_length": 5},
-                      batch=1, tokens=5, dtype="float64", with_mask_buffers=False),
-        _weights_case(rng, {"n_layers": 3, "emb_dim": 4, "n_heads": 1, "vocab_size": 40, "context_length": 7}),
-        _mismatch_case(rng, "c_fc", {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6}),
-        _mismatch_case(rng, "wpe", {"n_layers": 1, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
-        _mismatch_case(rng, "ln_2", {"n_layers": 2, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
-    ],
-    "5.7": lambda rng: [
-        _schedule_case("a longer schedule", 37, 4, 6e-4, 3e-5, 1e-6),
-        _schedule_case("warmup of a single step", 9, 1, 0.1, 0.001, 0.0),
-        _schedule_case("a rate that starts at the peak", 12, 3, 2e-3, 2e-3, 2e-4),
-        _schedule_training_case(rng, tiny(vocab_size=64), (2.0, 3.0), num_epochs=2, eval_freq=2, eval_iter=1,
-                                lr=0.02),
-        _schedule_training_case(rng, gpt(vocab_size=64, drop_rate=0.1), (0.7, 1.0), train_sequences=8, num_epochs=1,
-                                eval_freq=3, eval_iter=2, lr=0.02),
-        _schedule_training_case(rng, gpt(vocab_size=64), (1.5, 2.0), train_sequences=6, num_epochs=2, eval_freq=2,
-                                eval_iter=1, lr=0.02, decay_groups=True),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def case_for_device(case, device):
+def _for_device(case, device):
     """A training case with dropout runs on a GPU without it: the GPU draws other dropout masks
     than the CPU whose numbers it is compared with, so the run there would never match. The
     CPU run of the same case still tests the loop with dropout."""
@@ -373,14 +277,10 @@ def case_for_device(case, device):
     return Case(case.task, case.kind, label, args, case.arrays, case.dtype, device)
 
 
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
+def _extras_5_7(case):
     """train_model: the book clips from the step after warmup, the reference from the step at its
     end; the spec's "after warmup" allows both, so the book's run is an accepted alternative."""
-    if case.task == "5.7" and case.kind == "train":
+    if case.kind == "train":
         return {"internals/alternatives": [_observe_training(case, _train_model_with(clip_from="after_warmup"))]}
     return {}
 
@@ -673,9 +573,118 @@ def _variants_5_6():
     ]
 
 
-_VARIANTS = {"5.1": _variants_5_1, "5.2": _variants_5_2, "5.3": _variants_5_3, "5.4": _variants_5_4,
-             "5.5": _variants_5_5, "5.6": _variants_5_6, "5.7": _variants_5_7}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    return _VARIANTS.get(task_id, lambda: [])()
+SPECS = {
+    "5.1": HiddenSpec(
+        public=lambda rng: [
+            _encode_case("Every effort moves you"),
+            _encode_case("Hello, do you like tea? <|endoftext|> In the sunlit terraces"),
+            _decode_case([6109, 3626, 6100, 345], "the ids [[6109, 3626, 6100, 345]] (a batch of one)"),
+            _decode_case([6109], "a single token, [[6109]]"),
+        ],
+        hidden=lambda rng: [
+            _encode_case(_random_text(rng, 9)),
+            _encode_case(_random_text(rng, 7, special=True), None),
+            _encode_case("<|endoftext|>", "the text '<|endoftext|>' alone"),
+            _decode_case(_gpt2_ids(_random_text(rng, 10, special=True)), "the ids of a sentence with <|endoftext|>"),
+            _decode_case([int(i) for i in rng.integers(0, 50257, size=12)], "12 random token ids"),
+        ],
+        mistakes=_variants_5_1,
+        for_device=_for_device),
+    "5.2": HiddenSpec(
+        public=lambda rng: [
+            _batch_loss_case(rng, tiny(), 2, 4),
+            _batch_loss_case(rng, tiny(vocab_size=11, emb_dim=4), 1, 6),
+        ],
+        hidden=lambda rng: [
+            _batch_loss_case(rng, tiny(vocab_size=17, emb_dim=5), 3, 5),
+            _batch_loss_case(rng, tiny(vocab_size=13, emb_dim=4), 2, 1, dtype="float64"),
+            _batch_loss_case(rng, gpt(), 2, 6),
+            _batch_loss_case(rng, gpt(n_layers=2, drop_rate=0.1), 1, 5, dtype="float64"),
+        ],
+        mistakes=_variants_5_2,
+        for_device=_for_device),
+    "5.3": HiddenSpec(
+        public=lambda rng: [
+            _loader_loss_case(rng, tiny(), 4, 5, 2),
+            _loader_loss_case(rng, tiny(), 5, 5, 2, num_batches=2),
+            _loader_loss_case(rng, tiny(), 5, 3, 2, num_batches=10),
+            _loader_loss_case(rng, tiny(), 0, 5, 2),
+        ],
+        hidden=lambda rng: [
+            _loader_loss_case(rng, tiny(vocab_size=19), 7, 4, 3),
+            _loader_loss_case(rng, tiny(vocab_size=19), 6, 4, 2, num_batches=1),
+            _loader_loss_case(rng, tiny(vocab_size=19), 6, 4, 2, num_batches=10),
+            _loader_loss_case(rng, tiny(vocab_size=19), 0, 4, 2, num_batches=3),
+            _loader_loss_case(rng, gpt(), 4, 6, 2, num_batches=None),
+        ],
+        mistakes=_variants_5_3,
+        for_device=_for_device),
+    "5.4": HiddenSpec(
+        public=lambda rng: [_training_case("5.4", rng, tiny(vocab_size=64))],
+        hidden=lambda rng: [
+            _training_case("5.4", rng, tiny(vocab_size=64), num_epochs=1, eval_freq=1, eval_iter=2),
+            _training_case("5.4", rng, gpt(vocab_size=64), num_epochs=2, eval_freq=3, eval_iter=5),
+            _training_case("5.4", rng, gpt(vocab_size=64, drop_rate=0.2), train_sequences=5, num_epochs=3, eval_freq=2,
+                           eval_iter=1),
+        ],
+        mistakes=_variants_5_4,
+        for_device=_for_device),
+    "5.5": HiddenSpec(
+        public=lambda rng: [
+            _checkpoint_case(rng, "file"),
+            _checkpoint_case(rng, "file", with_optimizer=False, filename="model_only.pth"),
+            _checkpoint_case(rng, "unsafe"),
+        ],
+        hidden=lambda rng: [
+            _checkpoint_case(rng, "file", filename="nested name.pt", vocab_size=17, emb_dim=5),
+            _checkpoint_case(rng, "file", with_optimizer=False, dtype="float64"),
+            _checkpoint_case(rng, "unsafe", vocab_size=9),
+        ],
+        mistakes=_variants_5_5,
+        for_device=_for_device),
+    # Loaded into GPT2Shaped (GPTModel's parameters under GPTModel's names): the self-check must
+    # not depend on the student's own GPTModel (see docs/authoring.md); hidden cases use GPTModel.
+    "5.6": HiddenSpec(
+        public=lambda rng: [
+            _weights_case(rng, {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6},
+                          shaped=True),
+            _mismatch_case(rng, "c_fc", {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6},
+                           shaped=True),
+        ],
+        hidden=lambda rng: [
+            _weights_case(rng, {"n_layers": 1, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6}),
+            _weights_case(rng, {"n_layers": 2, "emb_dim": 8, "n_heads": 4, "vocab_size": 25, "context_length": 5},
+                          batch=1, tokens=5, dtype="float64", with_mask_buffers=False),
+            _weights_case(rng, {"n_layers": 3, "emb_dim": 4, "n_heads": 1, "vocab_size": 40, "context_length": 7}),
+            _mismatch_case(rng, "c_fc", {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6}),
+            _mismatch_case(rng, "wpe", {"n_layers": 1, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
+            _mismatch_case(rng, "ln_2", {"n_layers": 2, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
+        ],
+        mistakes=_variants_5_6,
+        for_device=_for_device),
+    "5.7": HiddenSpec(
+        public=lambda rng: [
+            _schedule_case("a short schedule", 20, 5, 0.01, 1e-4, 1e-5),
+            _schedule_case("the notebook's kind of schedule", 30, 3, 6e-3, 6e-5, 6e-5),
+            _schedule_training_case(rng, tiny(vocab_size=64), (2.0, 3.0), num_epochs=2, eval_freq=2, eval_iter=1,
+                                    lr=0.02, decay_groups=True),
+        ],
+        hidden=lambda rng: [
+            _schedule_case("a longer schedule", 37, 4, 6e-4, 3e-5, 1e-6),
+            _schedule_case("warmup of a single step", 9, 1, 0.1, 0.001, 0.0),
+            _schedule_case("a rate that starts at the peak", 12, 3, 2e-3, 2e-3, 2e-4),
+            _schedule_training_case(rng, tiny(vocab_size=64), (2.0, 3.0), num_epochs=2, eval_freq=2, eval_iter=1,
+                                    lr=0.02),
+            _schedule_training_case(rng, gpt(vocab_size=64, drop_rate=0.1), (0.7, 1.0), train_sequences=8, num_epochs=1,
+                                    eval_freq=3, eval_iter=2, lr=0.02),
+            _schedule_training_case(rng, gpt(vocab_size=64), (1.5, 2.0), train_sequences=6, num_epochs=2, eval_freq=2,
+                                    eval_iter=1, lr=0.02, decay_groups=True),
+        ],
+        mistakes=_variants_5_7,
+        extras=_extras_5_7,
+        for_device=_for_device),
+}

@@ -22,8 +22,9 @@ import torch
 
 from gptcourse.chapters.attention import multi_head_arguments
 from gptcourse.records import Case
+from grader.chapters import HiddenSpec
 from grader.hidden.attention import attention_internals, dropout_internals, module_case
-from grader.hidden.casekit import hidden_rng, module_weights, public_rng, reference_module, subclass_with
+from grader.hidden.casekit import module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 
 NEG_INF = float("-inf")
@@ -357,125 +358,20 @@ def _train_steps_case(rng, batch, tokens, d_in, d_out, num_heads, chunks, dropou
 # The cases
 # ------------------------------------------------------------------------------------------
 
-_PUBLIC = {
-    "6.1": lambda rng: [
-        _temperature_case(rng, None, 1.0, logits=BOOK_LOGITS),
-        _temperature_case(rng, None, 0.1, logits=BOOK_LOGITS),
-        _temperature_case(rng, (3, 7), 5.0),
-        _temperature_case(rng, (2, 6), 0.7, minus_inf=2),
-        _temperature_case(rng, (2, 5), 0.01, scale=3.0),
-    ],
-    "6.2": lambda rng: [
-        _top_k_case(rng, None, 3, logits=BOOK_LOGITS),
-        _top_k_case(rng, (4, 10), 3),
-        _top_k_case(rng, (3, 8), 2, ties=True),
-    ],
-    "6.3": lambda rng: [
-        _top_p_case(rng, (9,), 0.6),
-        _top_p_case(rng, (4, 10), 0.8),
-        _top_p_case(rng, (3, 8), 0.01),
-        _top_p_case(rng, (3, 7), 0.0),
-    ],
-    "6.4": lambda rng: [
-        _greedy_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
-        _greedy_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=8, temperature=0.0, top_k=3),
-        _end_token_case(rng, batch=1, tokens=3, max_new_tokens=7, context_size=4),
-        _end_token_case(rng, batch=3, tokens=2, max_new_tokens=8, context_size=4),
-        _end_token_case(rng, batch=2, tokens=3, max_new_tokens=8, context_size=4, eos_in_prompt=True),
-        _sample_case(rng, temperature=1.0),
-        _sample_case(rng, temperature=0.5, top_k=3),
-        _sample_case(rng, temperature=1.2, top_p=0.6),
-        _order_case(rng),
-    ],
-    "6.5": lambda rng: [
-        _attention(rng, batch=2, tokens=6, d_in=3, d_out=4),
-        _attention(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
-        _attention(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=4, dropout=0.5),
-        _attention(rng, kind="raises", d_in=4, d_out=5, context_length=6),
-        _steps_case(rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2, context_length=7, one_by_one=True),
-        _steps_case(rng, batch=1, tokens=7, d_in=4, d_out=6, num_heads=3, context_length=8,
-                    chunks=[[0, 3], [3, 4], [4, 7]], straddle=True),
-        _steps_case(rng, batch=2, tokens=5, d_in=3, d_out=4, num_heads=2, context_length=6, dropout=0.5,
-                    chunks=[[0, 2], [2, 3], [3, 5]]),
-        _train_steps_case(rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2, chunks=[[0, 2], [2, 3], [3, 6]]),
-    ],
-}
 
-_HIDDEN = {
-    "6.1": lambda rng: [
-        _temperature_case(rng, (4, 11), 0.01, dtype="float64", scale=5.0),
-        _temperature_case(rng, (2, 3, 6), 50.0),
-        _temperature_case(rng, (5,), 0.003, scale=3.0),
-        _temperature_case(rng, (3, 9), 1.0, dtype="float64", minus_inf=3),
-        _temperature_case(rng, (2, 12), 0.02, scale=4.0, minus_inf=1),
-    ],
-    "6.2": lambda rng: [
-        _top_k_case(rng, (6, 12), 1, dtype="float64"),
-        _top_k_case(rng, (3, 8), 8),
-        _top_k_case(rng, (5, 9), 4, ties=True, dtype="float64"),
-        _top_k_case(rng, (4, 7), 5, minus_inf=3),
-        _top_k_case(rng, (2, 3, 9), 3),
-        _top_k_case(rng, (11,), 11, ties=True),
-    ],
-    "6.3": lambda rng: [
-        _top_p_case(rng, (6, 12), 0.5, dtype="float64"),
-        _top_p_case(rng, (4, 9), 0.001),
-        _top_p_case(rng, (5, 10), 0.9, peaked=True),
-        _top_p_case(rng, (3, 8), 0.75, minus_inf=3, dtype="float64"),
-        _top_p_case(rng, (2, 3, 7), 0.6, scale=0.5),
-        _top_p_case(rng, (12,), 0.95, scale=1.0),
-        _top_p_case(rng, (4, 9), 0.0, dtype="float64"),
-        _top_p_case(rng, (2, 3, 6), 0.0, peaked=True),
-    ],
-    "6.4": lambda rng: [
-        _greedy_case(rng, batch=3, tokens=6, max_new_tokens=5, context_size=2, temperature=0.0, top_p=0.5),
-        _greedy_case(rng, batch=1, tokens=2, max_new_tokens=4, context_size=10),
-        _greedy_case(rng, batch=2, tokens=5, max_new_tokens=0, context_size=3),
-        _end_token_case(rng, batch=4, tokens=3, max_new_tokens=10, context_size=3),
-        _end_token_case(rng, batch=3, tokens=2, max_new_tokens=6, context_size=5, all_finish=False),
-        _end_token_case(rng, batch=2, tokens=3, max_new_tokens=9, context_size=4, eos_in_prompt=True),
-        _end_token_case(rng, batch=1, tokens=4, max_new_tokens=7, context_size=3),
-        _sample_case(rng, vocab=5, max_new_tokens=2, temperature=1.0),
-        _sample_case(rng, temperature=1.5, top_p=0.7),
-        _sample_case(rng, vocab=5, max_new_tokens=2, temperature=0.8, top_k=2, top_p=0.9),
-        _order_case(rng),
-    ],
-    "6.5": lambda rng: [
-        _attention(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=1, context_length=9, qkv_bias=True),
-        _attention(rng, batch=2, tokens=6, d_in=3, d_out=6, num_heads=3, dropout=0.3, dtype="float64"),
-        _attention(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6,
-                   dropout=0.5),
-        _attention(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
-        _steps_case(rng, batch=3, tokens=8, d_in=4, d_out=6, num_heads=2, context_length=9, dtype="float64"),
-        _steps_case(rng, batch=1, tokens=5, d_in=3, d_out=4, num_heads=1, context_length=5, qkv_bias=True,
-                    chunks=[[0, 1], [1, 5]]),
-        _steps_case(rng, batch=2, tokens=9, d_in=5, d_out=8, num_heads=4, context_length=10,
-                    chunks=[[0, 4], [4, 5], [5, 6], [6, 9]], straddle=True),
-        _steps_case(rng, batch=3, tokens=6, d_in=4, d_out=6, num_heads=3, context_length=7, dropout=0.3,
-                    dtype="float64"),
-        _train_steps_case(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=3, chunks=[[0, 1], [1, 2], [2, 5]],
-                          dtype="float64"),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
-    if case.task == "6.4" and case.kind == "sample":
+def _extras_6_4(case):
+    if case.kind == "sample":
         return {"internals/probs": _outcome_probs(case.args, case.arrays),
                 "internals/mistakes": _sampling_mistakes(case.args, case.arrays)}
-    if case.task == "6.4" and case.kind == "end_token":
+    if case.kind == "end_token":
         return _end_token_alternatives(case)
-    if case.task == "6.5" and case.kind == "dropout":
+    return {}
+
+
+def _extras_6_5(case):
+    if case.kind == "dropout":
         return dropout_internals(case, heads="split")
-    if case.task == "6.5" and case.kind == "steps_train":
+    if case.kind == "steps_train":
         return attention_internals(case, heads="split")
     return {}
 
@@ -758,10 +654,116 @@ def _variants_6_5():
          for message, mistake in _variants_3_2()]
 
 
-_VARIANTS = {"6.1": _variants_6_1, "6.2": _variants_6_2, "6.3": _variants_6_3, "6.4": _variants_6_4,
-             "6.5": _variants_6_5}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    """[(message, object)] of the task's known wrong variants, most specific first."""
-    return _VARIANTS[task_id]()
+SPECS = {
+    "6.1": HiddenSpec(
+        public=lambda rng: [
+            _temperature_case(rng, None, 1.0, logits=BOOK_LOGITS),
+            _temperature_case(rng, None, 0.1, logits=BOOK_LOGITS),
+            _temperature_case(rng, (3, 7), 5.0),
+            _temperature_case(rng, (2, 6), 0.7, minus_inf=2),
+            _temperature_case(rng, (2, 5), 0.01, scale=3.0),
+        ],
+        hidden=lambda rng: [
+            _temperature_case(rng, (4, 11), 0.01, dtype="float64", scale=5.0),
+            _temperature_case(rng, (2, 3, 6), 50.0),
+            _temperature_case(rng, (5,), 0.003, scale=3.0),
+            _temperature_case(rng, (3, 9), 1.0, dtype="float64", minus_inf=3),
+            _temperature_case(rng, (2, 12), 0.02, scale=4.0, minus_inf=1),
+        ],
+        mistakes=_variants_6_1),
+    "6.2": HiddenSpec(
+        public=lambda rng: [
+            _top_k_case(rng, None, 3, logits=BOOK_LOGITS),
+            _top_k_case(rng, (4, 10), 3),
+            _top_k_case(rng, (3, 8), 2, ties=True),
+        ],
+        hidden=lambda rng: [
+            _top_k_case(rng, (6, 12), 1, dtype="float64"),
+            _top_k_case(rng, (3, 8), 8),
+            _top_k_case(rng, (5, 9), 4, ties=True, dtype="float64"),
+            _top_k_case(rng, (4, 7), 5, minus_inf=3),
+            _top_k_case(rng, (2, 3, 9), 3),
+            _top_k_case(rng, (11,), 11, ties=True),
+        ],
+        mistakes=_variants_6_2),
+    "6.3": HiddenSpec(
+        public=lambda rng: [
+            _top_p_case(rng, (9,), 0.6),
+            _top_p_case(rng, (4, 10), 0.8),
+            _top_p_case(rng, (3, 8), 0.01),
+            _top_p_case(rng, (3, 7), 0.0),
+        ],
+        hidden=lambda rng: [
+            _top_p_case(rng, (6, 12), 0.5, dtype="float64"),
+            _top_p_case(rng, (4, 9), 0.001),
+            _top_p_case(rng, (5, 10), 0.9, peaked=True),
+            _top_p_case(rng, (3, 8), 0.75, minus_inf=3, dtype="float64"),
+            _top_p_case(rng, (2, 3, 7), 0.6, scale=0.5),
+            _top_p_case(rng, (12,), 0.95, scale=1.0),
+            _top_p_case(rng, (4, 9), 0.0, dtype="float64"),
+            _top_p_case(rng, (2, 3, 6), 0.0, peaked=True),
+        ],
+        mistakes=_variants_6_3),
+    "6.4": HiddenSpec(
+        public=lambda rng: [
+            _greedy_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
+            _greedy_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=8, temperature=0.0, top_k=3),
+            _end_token_case(rng, batch=1, tokens=3, max_new_tokens=7, context_size=4),
+            _end_token_case(rng, batch=3, tokens=2, max_new_tokens=8, context_size=4),
+            _end_token_case(rng, batch=2, tokens=3, max_new_tokens=8, context_size=4, eos_in_prompt=True),
+            _sample_case(rng, temperature=1.0),
+            _sample_case(rng, temperature=0.5, top_k=3),
+            _sample_case(rng, temperature=1.2, top_p=0.6),
+            _order_case(rng),
+        ],
+        hidden=lambda rng: [
+            _greedy_case(rng, batch=3, tokens=6, max_new_tokens=5, context_size=2, temperature=0.0, top_p=0.5),
+            _greedy_case(rng, batch=1, tokens=2, max_new_tokens=4, context_size=10),
+            _greedy_case(rng, batch=2, tokens=5, max_new_tokens=0, context_size=3),
+            _end_token_case(rng, batch=4, tokens=3, max_new_tokens=10, context_size=3),
+            _end_token_case(rng, batch=3, tokens=2, max_new_tokens=6, context_size=5, all_finish=False),
+            _end_token_case(rng, batch=2, tokens=3, max_new_tokens=9, context_size=4, eos_in_prompt=True),
+            _end_token_case(rng, batch=1, tokens=4, max_new_tokens=7, context_size=3),
+            _sample_case(rng, vocab=5, max_new_tokens=2, temperature=1.0),
+            _sample_case(rng, temperature=1.5, top_p=0.7),
+            _sample_case(rng, vocab=5, max_new_tokens=2, temperature=0.8, top_k=2, top_p=0.9),
+            _order_case(rng),
+        ],
+        mistakes=_variants_6_4,
+        extras=_extras_6_4),
+    "6.5": HiddenSpec(
+        public=lambda rng: [
+            _attention(rng, batch=2, tokens=6, d_in=3, d_out=4),
+            _attention(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
+            _attention(rng, kind="dropout", batch=2, tokens=5, d_in=4, d_out=4, dropout=0.5),
+            _attention(rng, kind="raises", d_in=4, d_out=5, context_length=6),
+            _steps_case(rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2, context_length=7, one_by_one=True),
+            _steps_case(rng, batch=1, tokens=7, d_in=4, d_out=6, num_heads=3, context_length=8,
+                        chunks=[[0, 3], [3, 4], [4, 7]], straddle=True),
+            _steps_case(rng, batch=2, tokens=5, d_in=3, d_out=4, num_heads=2, context_length=6, dropout=0.5,
+                        chunks=[[0, 2], [2, 3], [3, 5]]),
+            _train_steps_case(rng, batch=2, tokens=6, d_in=3, d_out=4, num_heads=2, chunks=[[0, 2], [2, 3], [3, 6]]),
+        ],
+        hidden=lambda rng: [
+            _attention(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=1, context_length=9, qkv_bias=True),
+            _attention(rng, batch=2, tokens=6, d_in=3, d_out=6, num_heads=3, dropout=0.3, dtype="float64"),
+            _attention(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6,
+                       dropout=0.5),
+            _attention(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
+            _steps_case(rng, batch=3, tokens=8, d_in=4, d_out=6, num_heads=2, context_length=9, dtype="float64"),
+            _steps_case(rng, batch=1, tokens=5, d_in=3, d_out=4, num_heads=1, context_length=5, qkv_bias=True,
+                        chunks=[[0, 1], [1, 5]]),
+            _steps_case(rng, batch=2, tokens=9, d_in=5, d_out=8, num_heads=4, context_length=10,
+                        chunks=[[0, 4], [4, 5], [5, 6], [6, 9]], straddle=True),
+            _steps_case(rng, batch=3, tokens=6, d_in=4, d_out=6, num_heads=3, context_length=7, dropout=0.3,
+                        dtype="float64"),
+            _train_steps_case(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=3, chunks=[[0, 1], [1, 2], [2, 5]],
+                              dtype="float64"),
+        ],
+        mistakes=_variants_6_5,
+        extras=_extras_6_5),
+}

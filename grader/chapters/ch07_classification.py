@@ -21,7 +21,8 @@ import torch
 
 from gptcourse.chapters.toys import ToyClassifier, ToyGPT
 from gptcourse.records import Case
-from grader.hidden.casekit import hidden_rng, module_weights, public_rng
+from grader.chapters import HiddenSpec
+from grader.hidden.casekit import module_weights
 from grader.hidden.expectations import seeded_probe
 from grader.reference import reference_object, reference_objects
 
@@ -302,99 +303,10 @@ def _long_message(rng, tokens_at_least):
 # The cases
 # ------------------------------------------------------------------------------------------
 
-_PUBLIC = {
-    "7.1": lambda rng: [
-        _balance_case(rng, 14, 5),
-        _split_case(rng, 37, 0.7, 0.1),
-    ],
-    "7.2": lambda rng: [
-        _dataset_case(rng, 5, "padding to the longest message", odd=1),
-        _dataset_case_cutting_some(rng, 6, "cutting and padding"),
-        _dataset_case(rng, 3, "max_length longer than every message, another pad_token_id", max_length=30,
-                      pad_token_id=0),
-    ],
-    "7.3": lambda rng: [
-        _head_case(rng, _toy_gpt(), 2),
-        _head_case(rng, _toy_gpt(n_layers=2, emb_dim=4), 3, frozen_before=("tok_emb", "final_norm")),
-    ],
-    "7.4": lambda rng: [
-        _loss_case(rng, _toy(), 3, 5),
-        _accuracy_case(rng, _toy(), 7, 6, 3),
-        # One batch of three: ignoring num_batches (3 batches) and stopping one batch late (2) differ.
-        _accuracy_case(rng, _toy(num_classes=3), 8, 4, 3, num_batches=1),
-        _accuracy_case(rng, _toy(), 5, 4, 2, num_batches=10),
-    ],
-    "7.5": lambda rng: [
-        _classify_case(rng, _toy(context_length=16), "Ok lor, see you at home", 10, "a short message, padded"),
-        _classify_case(rng, _toy(context_length=16),
-                       "WINNER!! As a valued network customer you have been selected to receive a £900 prize reward! "
-                       "To claim call 09061701461.", 12, "a long message, cut"),
-        _classify_case(rng, _toy(context_length=8), "Sorry, I'll call later", 20,
-                       "max_length longer than the model's context length of 8"),
-        _classify_case(rng, _toy(context_length=12), "Free entry in 2 a wkly comp", 12, "another pad_token_id",
-                       pad_token_id=3),
-    ],
-}
 
-_HIDDEN = {
-    "7.1": lambda rng: [
-        _balance_case(rng, 31, 8),
-        _balance_case(rng, 6, 6, label="a DataFrame of 6 ham and 6 spam messages (already balanced)"),
-        _balance_case(rng, 17, 1, index=list(range(18)),
-                      label="a DataFrame of 17 ham messages and 1 spam message, index 0, 1, 2, ..."),
-        _split_case(rng, 37, 0.7, 0.1),
-        _split_case(rng, 23, 0.6, 0.25, labels="words"),
-        _split_case(rng, 10, 0.5, 0.5, label="10 rows, train_frac=0.5, validation_frac=0.5: no test rows"),
-        _split_case(rng, 61, 0.7, 0.1),
-    ],
-    "7.2": lambda rng: [
-        _dataset_case(rng, 7, "padding to the longest message", odd=3),
-        _dataset_case_cutting_some(rng, 8, "cutting and padding", odd=2, pad_token_id=0),
-        _dataset_case(rng, 5, "max_length longer than every message", odd=1, max_length=40),
-        _dataset_case(rng, 1, "a single message", pad_token_id=7),
-        _dataset_case(rng, 4, "one token per message", odd=0, max_length=1),
-    ],
-    "7.3": lambda rng: [
-        _head_case(rng, {"model": "gpt", "cfg": _gpt_cfg()}, 2),
-        _head_case(rng, {"model": "gpt", "cfg": _gpt_cfg(n_layers=1, emb_dim=6)}, 4,
-                   label=" (the last block is also the first)"),
-        _head_case(rng, {"model": "gpt", "cfg": _gpt_cfg(n_layers=3, qkv_bias=True, drop_rate=0.1)}, 2,
-                   frozen_before=("trf_blocks.2.att", "final_norm", "pos_emb")),
-        _head_case(rng, _toy_gpt(n_layers=4), 5, frozen_before=("tok_emb", "pos_emb", "trf_blocks", "final_norm",
-                                                                 "out_head")),
-    ],
-    "7.4": lambda rng: [
-        _loss_case(rng, _toy(num_classes=3), 4, 7),
-        _loss_case(rng, _toy(), 1, 3, dtype="float64"),
-        _loss_case(rng, _gpt_classifier(), 3, 6),
-        _accuracy_case(rng, _toy(), 9, 5, 4),
-        _accuracy_case(rng, _toy(), 6, 5, 2, num_batches=10),
-        _accuracy_case(rng, _toy(), 10, 5, 3, num_batches=None, flips=3),
-        _accuracy_case(rng, _gpt_classifier(num_classes=3), 7, 6, 2, num_batches=3),
-    ],
-    "7.5": lambda rng: [
-        _classify_case(rng, _toy(context_length=20), _message(rng, "ham", words=4), 15, "a short message, padded"),
-        _classify_case(rng, _toy(context_length=30), _long_message(rng, 25), 10, "a long message, cut"),
-        _classify_case(rng, _toy(context_length=10), _long_message(rng, 20), 25,
-                       "a long message, max_length longer than the model's context length of 10"),
-        _classify_case(rng, _toy(context_length=12), "Café at 7? 😀", 9, "non-ASCII text", pad_token_id=0),
-        _classify_case(rng, _gpt_classifier(context_length=10, vocab_size=50257), _message(rng, "spam", words=3),
-                       8, "a short message, padded, GPT-2's vocabulary", pad_token_id=5),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
+def _extras_7_1(case):
     """random_split: the cumulative reading of the fractions is an accepted alternative."""
-    if case.task == "7.1" and case.kind == "split":
+    if case.kind == "split":
         names = dict(reference_objects("7.1"), random_split=_cumulative_split)
         return {"internals/alternatives": [seeded_probe(names, case)]}
     return {}
@@ -624,9 +536,95 @@ def _variants_7_5():
     ]
 
 
-_VARIANTS = {"7.1": _variants_7_1, "7.2": _variants_7_2, "7.3": _variants_7_3, "7.4": _variants_7_4,
-             "7.5": _variants_7_5}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    return _VARIANTS.get(task_id, lambda: [])()
+SPECS = {
+    "7.1": HiddenSpec(
+        public=lambda rng: [
+            _balance_case(rng, 14, 5),
+            _split_case(rng, 37, 0.7, 0.1),
+        ],
+        hidden=lambda rng: [
+            _balance_case(rng, 31, 8),
+            _balance_case(rng, 6, 6, label="a DataFrame of 6 ham and 6 spam messages (already balanced)"),
+            _balance_case(rng, 17, 1, index=list(range(18)),
+                          label="a DataFrame of 17 ham messages and 1 spam message, index 0, 1, 2, ..."),
+            _split_case(rng, 37, 0.7, 0.1),
+            _split_case(rng, 23, 0.6, 0.25, labels="words"),
+            _split_case(rng, 10, 0.5, 0.5, label="10 rows, train_frac=0.5, validation_frac=0.5: no test rows"),
+            _split_case(rng, 61, 0.7, 0.1),
+        ],
+        mistakes=_variants_7_1,
+        extras=_extras_7_1),
+    "7.2": HiddenSpec(
+        public=lambda rng: [
+            _dataset_case(rng, 5, "padding to the longest message", odd=1),
+            _dataset_case_cutting_some(rng, 6, "cutting and padding"),
+            _dataset_case(rng, 3, "max_length longer than every message, another pad_token_id", max_length=30,
+                          pad_token_id=0),
+        ],
+        hidden=lambda rng: [
+            _dataset_case(rng, 7, "padding to the longest message", odd=3),
+            _dataset_case_cutting_some(rng, 8, "cutting and padding", odd=2, pad_token_id=0),
+            _dataset_case(rng, 5, "max_length longer than every message", odd=1, max_length=40),
+            _dataset_case(rng, 1, "a single message", pad_token_id=7),
+            _dataset_case(rng, 4, "one token per message", odd=0, max_length=1),
+        ],
+        mistakes=_variants_7_2),
+    "7.3": HiddenSpec(
+        public=lambda rng: [
+            _head_case(rng, _toy_gpt(), 2),
+            _head_case(rng, _toy_gpt(n_layers=2, emb_dim=4), 3, frozen_before=("tok_emb", "final_norm")),
+        ],
+        hidden=lambda rng: [
+            _head_case(rng, {"model": "gpt", "cfg": _gpt_cfg()}, 2),
+            _head_case(rng, {"model": "gpt", "cfg": _gpt_cfg(n_layers=1, emb_dim=6)}, 4,
+                       label=" (the last block is also the first)"),
+            _head_case(rng, {"model": "gpt", "cfg": _gpt_cfg(n_layers=3, qkv_bias=True, drop_rate=0.1)}, 2,
+                       frozen_before=("trf_blocks.2.att", "final_norm", "pos_emb")),
+            _head_case(rng, _toy_gpt(n_layers=4), 5, frozen_before=("tok_emb", "pos_emb", "trf_blocks", "final_norm",
+                                                                     "out_head")),
+        ],
+        mistakes=_variants_7_3),
+    "7.4": HiddenSpec(
+        public=lambda rng: [
+            _loss_case(rng, _toy(), 3, 5),
+            _accuracy_case(rng, _toy(), 7, 6, 3),
+            # One batch of three: ignoring num_batches (3 batches) and stopping one batch late (2) differ.
+            _accuracy_case(rng, _toy(num_classes=3), 8, 4, 3, num_batches=1),
+            _accuracy_case(rng, _toy(), 5, 4, 2, num_batches=10),
+        ],
+        hidden=lambda rng: [
+            _loss_case(rng, _toy(num_classes=3), 4, 7),
+            _loss_case(rng, _toy(), 1, 3, dtype="float64"),
+            _loss_case(rng, _gpt_classifier(), 3, 6),
+            _accuracy_case(rng, _toy(), 9, 5, 4),
+            _accuracy_case(rng, _toy(), 6, 5, 2, num_batches=10),
+            _accuracy_case(rng, _toy(), 10, 5, 3, num_batches=None, flips=3),
+            _accuracy_case(rng, _gpt_classifier(num_classes=3), 7, 6, 2, num_batches=3),
+        ],
+        mistakes=_variants_7_4),
+    "7.5": HiddenSpec(
+        public=lambda rng: [
+            _classify_case(rng, _toy(context_length=16), "Ok lor, see you at home", 10, "a short message, padded"),
+            _classify_case(rng, _toy(context_length=16),
+                           "WINNER!! As a valued network customer you have been selected to receive a £900 prize reward! "
+                           "To claim call 09061701461.", 12, "a long message, cut"),
+            _classify_case(rng, _toy(context_length=8), "Sorry, I'll call later", 20,
+                           "max_length longer than the model's context length of 8"),
+            _classify_case(rng, _toy(context_length=12), "Free entry in 2 a wkly comp", 12, "another pad_token_id",
+                           pad_token_id=3),
+        ],
+        hidden=lambda rng: [
+            _classify_case(rng, _toy(context_length=20), _message(rng, "ham", words=4), 15, "a short message, padded"),
+            _classify_case(rng, _toy(context_length=30), _long_message(rng, 25), 10, "a long message, cut"),
+            _classify_case(rng, _toy(context_length=10), _long_message(rng, 20), 25,
+                           "a long message, max_length longer than the model's context length of 10"),
+            _classify_case(rng, _toy(context_length=12), "Café at 7? 😀", 9, "non-ASCII text", pad_token_id=0),
+            _classify_case(rng, _gpt_classifier(context_length=10, vocab_size=50257), _message(rng, "spam", words=3),
+                           8, "a short message, padded, GPT-2's vocabulary", pad_token_id=5),
+        ],
+        mistakes=_variants_7_5),
+}

@@ -18,7 +18,8 @@ import torch
 
 from gptcourse.chapters.toys import NestedModel
 from gptcourse.records import Case
-from grader.hidden.casekit import hidden_rng, module_weights, public_rng, subclass_with
+from grader.chapters import HiddenSpec
+from grader.hidden.casekit import module_weights, subclass_with
 from grader.reference import reference_object
 
 GPT2_SMALL = {"vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12, "n_layers": 12,
@@ -108,56 +109,6 @@ def _count_case(rank, alpha=16, **cfg):
     name = "GPT-2 small" if not cfg else f"a GPTModel ({', '.join(f'{k}={v}' for k, v in cfg.items())})"
     label = f"{name} with a 2-class head on the meta device, the base frozen, rank={rank}: trainable parameters"
     return Case("8.3", "count", label, args)
-
-
-_PUBLIC = {
-    "8.1": lambda rng: [
-        _lora_case(rng, 4, 3, 2, 3.0, (2, 5)),  # alpha neither 1 nor rank: alpha, alpha / rank and 1 differ
-        _init_case(512, 6, 16),
-    ],
-    "8.2": lambda rng: [
-        _wrapped_case(rng, 4, 3, 2, 1.5, (2, 5)),
-        _identity_case(rng, 5, 4, 2, 8.0),
-    ],
-    "8.3": lambda rng: [
-        _replace_case(rng, 2, 2, 4.0),
-    ],
-}
-
-_HIDDEN = {
-    "8.1": lambda rng: [
-        _lora_case(rng, 6, 6, 1, 0.5, (3,)),
-        _lora_case(rng, 5, 7, 3, 16.0, (2, 4), dtype="float64"),
-        _lora_case(rng, 8, 2, 4, 1.0, (1, 3, 2)),
-        _init_case(1024, 4, 8, alpha=8.0),
-        _init_case(256, 32, 64),
-    ],
-    "8.2": lambda rng: [
-        _wrapped_case(rng, 6, 6, 1, 0.5, (3,), bias=False),
-        _wrapped_case(rng, 5, 7, 3, 16.0, (2, 4), dtype="float64"),
-        _identity_case(rng, 8, 3, 4, 2.0, bias=False),
-        _identity_case(rng, 4, 6, 2, 16.0, dtype="float64"),
-    ],
-    "8.3": lambda rng: [
-        _replace_case(rng, 1, 1, 1.0, dim=4, hidden=8),
-        _replace_case(rng, 3, 4, 16.0),
-        _gpt_replace_case(rng, 2, 2, 8.0),
-        _count_case(16),
-        _count_case(8, n_layers=2),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
-    return {}
 
 
 # ------------------------------------------------------------------------------------------
@@ -266,9 +217,46 @@ def _variants_8_3():
     ]
 
 
-_VARIANTS = {"8.1": _variants_8_1, "8.2": _variants_8_2, "8.3": _variants_8_3}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    return _VARIANTS.get(task_id, lambda: [])()
-
+SPECS = {
+    "8.1": HiddenSpec(
+        public=lambda rng: [
+            _lora_case(rng, 4, 3, 2, 3.0, (2, 5)),  # alpha neither 1 nor rank: alpha, alpha / rank and 1 differ
+            _init_case(512, 6, 16),
+        ],
+        hidden=lambda rng: [
+            _lora_case(rng, 6, 6, 1, 0.5, (3,)),
+            _lora_case(rng, 5, 7, 3, 16.0, (2, 4), dtype="float64"),
+            _lora_case(rng, 8, 2, 4, 1.0, (1, 3, 2)),
+            _init_case(1024, 4, 8, alpha=8.0),
+            _init_case(256, 32, 64),
+        ],
+        mistakes=_variants_8_1),
+    "8.2": HiddenSpec(
+        public=lambda rng: [
+            _wrapped_case(rng, 4, 3, 2, 1.5, (2, 5)),
+            _identity_case(rng, 5, 4, 2, 8.0),
+        ],
+        hidden=lambda rng: [
+            _wrapped_case(rng, 6, 6, 1, 0.5, (3,), bias=False),
+            _wrapped_case(rng, 5, 7, 3, 16.0, (2, 4), dtype="float64"),
+            _identity_case(rng, 8, 3, 4, 2.0, bias=False),
+            _identity_case(rng, 4, 6, 2, 16.0, dtype="float64"),
+        ],
+        mistakes=_variants_8_2),
+    "8.3": HiddenSpec(
+        public=lambda rng: [
+            _replace_case(rng, 2, 2, 4.0),
+        ],
+        hidden=lambda rng: [
+            _replace_case(rng, 1, 1, 1.0, dim=4, hidden=8),
+            _replace_case(rng, 3, 4, 16.0),
+            _gpt_replace_case(rng, 2, 2, 8.0),
+            _count_case(16),
+            _count_case(8, n_layers=2),
+        ],
+        mistakes=_variants_8_3),
+}

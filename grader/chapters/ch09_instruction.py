@@ -12,7 +12,7 @@
   the first" would part ways.
 """
 from gptcourse.records import Case
-from grader.hidden.casekit import hidden_rng, public_rng
+from grader.chapters import HiddenSpec
 from grader.reference import reference_object
 
 # ------------------------------------------------------------------------------------------
@@ -71,61 +71,6 @@ def _uneven(rng, count, low=2, high=12):
 # ------------------------------------------------------------------------------------------
 # The cases
 # ------------------------------------------------------------------------------------------
-
-_PUBLIC = {
-    "9.1": lambda rng: [
-        _with_input(rng, "an entry with an input"),
-        _format_case(rng, "an entry whose input is empty"),
-        _format_case(rng, "non-ASCII text", instruction="Traduis « café » en anglais.", input_text="naïve — 日本"),
-        _format_case(rng, "an input of two spaces (not empty: its section is there)", input_text="  "),
-        _format_case(rng, "braces and a trailing space in the instruction",
-                     instruction="Complete {name} and {{this}} in the sentence. "),
-    ],
-    "9.2": lambda rng: [
-        _collate_case(rng, [5, 2, 3], "uneven entries"),
-        _collate_case(rng, [6, 3], "allowed_max_length shorter than the rows", allowed_max_length=4),
-        _collate_case(rng, [2, 4, 3], "another pad_token_id and ignore_index", pad_token_id=0, ignore_index=-1),
-    ],
-}
-
-_HIDDEN = {
-    "9.1": lambda rng: [
-        _with_input(rng, "an entry with an input"),
-        _format_case(rng, "an entry whose input is empty"),
-        _format_case(rng, "an input of three spaces (not empty: its section is there)", input_text="   "),
-        _format_case(rng, "non-ASCII text", instruction="Écris le mot « grâce » à l'envers. 😀",
-                     input_text="Größe, ñandú, 東京"),
-        _format_case(rng, "an instruction over two lines and an input with a newline",
-                     instruction="Summarise the text.\nUse one sentence.", input_text="Line one.\nLine two."),
-        _format_case(rng, "braces and a trailing space in the instruction",
-                     instruction="Fill in {blank} and {{this}} in the template. "),
-        _with_input(rng, "an entry with an extra key", rejected="A worse answer."),
-    ],
-    "9.2": lambda rng: [
-        _collate_case(rng, _uneven(rng, 4), "uneven entries"),
-        _collate_case(rng, [int(rng.integers(3, 9))], "a single entry"),
-        _collate_case(rng, [5, 5, 5], "entries of one length"),
-        _collate_case(rng, [1, 4], "an entry of one token"),
-        _collate_case(rng, [9, 4, 6], "allowed_max_length shorter than the rows", allowed_max_length=5),
-        _collate_case(rng, [3, 7], "allowed_max_length longer than the rows", allowed_max_length=20),
-        _collate_case(rng, [4, 6, 2], "allowed_max_length equal to the row length", allowed_max_length=6),
-        _collate_case(rng, _uneven(rng, 3), "another pad_token_id and ignore_index", pad_token_id=7,
-                      ignore_index=-5),
-        _collate_case(rng, [3, 8, 5], "another pad_token_id, a cut", pad_token_id=1, allowed_max_length=4),
-    ],
-}
-
-
-def public_cases(task_id):
-    return _PUBLIC[task_id](public_rng(task_id))
-
-
-def hidden_cases(task_id, seed):
-    return _HIDDEN[task_id](hidden_rng(task_id, seed))
-
-
-def expectation_extras(case):
-    return {}
 
 
 # ------------------------------------------------------------------------------------------
@@ -225,8 +170,50 @@ def _variants_9_2():
     ]
 
 
-_VARIANTS = {"9.1": _variants_9_1, "9.2": _variants_9_2}
+# ------------------------------------------------------------------------------------------
+# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# ------------------------------------------------------------------------------------------
 
-
-def variants(task_id):
-    return _VARIANTS.get(task_id, lambda: [])()
+SPECS = {
+    "9.1": HiddenSpec(
+        public=lambda rng: [
+            _with_input(rng, "an entry with an input"),
+            _format_case(rng, "an entry whose input is empty"),
+            _format_case(rng, "non-ASCII text", instruction="Traduis « café » en anglais.", input_text="naïve — 日本"),
+            _format_case(rng, "an input of two spaces (not empty: its section is there)", input_text="  "),
+            _format_case(rng, "braces and a trailing space in the instruction",
+                         instruction="Complete {name} and {{this}} in the sentence. "),
+        ],
+        hidden=lambda rng: [
+            _with_input(rng, "an entry with an input"),
+            _format_case(rng, "an entry whose input is empty"),
+            _format_case(rng, "an input of three spaces (not empty: its section is there)", input_text="   "),
+            _format_case(rng, "non-ASCII text", instruction="Écris le mot « grâce » à l'envers. 😀",
+                         input_text="Größe, ñandú, 東京"),
+            _format_case(rng, "an instruction over two lines and an input with a newline",
+                         instruction="Summarise the text.\nUse one sentence.", input_text="Line one.\nLine two."),
+            _format_case(rng, "braces and a trailing space in the instruction",
+                         instruction="Fill in {blank} and {{this}} in the template. "),
+            _with_input(rng, "an entry with an extra key", rejected="A worse answer."),
+        ],
+        mistakes=_variants_9_1),
+    "9.2": HiddenSpec(
+        public=lambda rng: [
+            _collate_case(rng, [5, 2, 3], "uneven entries"),
+            _collate_case(rng, [6, 3], "allowed_max_length shorter than the rows", allowed_max_length=4),
+            _collate_case(rng, [2, 4, 3], "another pad_token_id and ignore_index", pad_token_id=0, ignore_index=-1),
+        ],
+        hidden=lambda rng: [
+            _collate_case(rng, _uneven(rng, 4), "uneven entries"),
+            _collate_case(rng, [int(rng.integers(3, 9))], "a single entry"),
+            _collate_case(rng, [5, 5, 5], "entries of one length"),
+            _collate_case(rng, [1, 4], "an entry of one token"),
+            _collate_case(rng, [9, 4, 6], "allowed_max_length shorter than the rows", allowed_max_length=5),
+            _collate_case(rng, [3, 7], "allowed_max_length longer than the rows", allowed_max_length=20),
+            _collate_case(rng, [4, 6, 2], "allowed_max_length equal to the row length", allowed_max_length=6),
+            _collate_case(rng, _uneven(rng, 3), "another pad_token_id and ignore_index", pad_token_id=7,
+                          ignore_index=-5),
+            _collate_case(rng, [3, 8, 5], "another pad_token_id, a cut", pad_token_id=1, allowed_max_length=4),
+        ],
+        mistakes=_variants_9_2),
+}

@@ -5,13 +5,13 @@ import torch
 
 from factory import corpus_items, load
 from gptcourse.probes import ProbeContext, run_probe
-from grader.chapters import chapter_module as hidden_module
+from grader.chapters import public_cases
 from grader.reference import ch04_gpt_model as ch04
 from grader.reference import reference_earlier
 
 
 def initialisation_case():
-    return next(case for case in hidden_module("08_lora").public_cases("8.1") if case.kind == "init")
+    return next(case for case in public_cases("8.1") if case.kind == "init")
 
 
 def test_what_a_wrong_initialisation_shows_does_not_depend_on_earlier_random_draws():

@@ -4,7 +4,7 @@ a message that says what is wrong.
 
 The toy tasks live in a toy chapter "99_toy", added the way a real chapter is: one entry of the
 course table (gptcourse.course, here through register_chapter) and a chapter module (here built
-in memory) with its PROBES.
+in memory) with its SPECS.
 """
 import contextlib
 import os
@@ -17,6 +17,7 @@ import torch
 import torch.nn as nn
 
 from gptcourse import kinds, tasks
+from gptcourse.chapters import TaskSpec
 from gptcourse.judge import judge
 from gptcourse.probes import META, ProbeContext, device_pass_supported, run_probe
 from gptcourse.records import Case
@@ -333,6 +334,9 @@ TOY_PROBES = {
     "99.19": {"steps": kinds.ModuleSteps(lambda a: ([a["dim"], a["limit"]], {}))},
 }
 
+# The toy chapter module's SPECS: each task's probes (no task-specific hints here).
+TOY_SPECS = {task_id: TaskSpec(probes) for task_id, probes in TOY_PROBES.items()}
+
 REFERENCE = {
     "99.1": ToyLinear, "99.2": ToyDropout, "99.3": ToyEven, "99.4": toy_stats, "99.5": toy_future_fill,
     "99.6": ToyTokenizer, "99.7": ToyWindows, "99.8": toy_loader,
@@ -347,7 +351,7 @@ def toy_chapter(monkeypatch):
     """Register the toy chapter: one entry of the course table and its chapter module (undone
     afterwards)."""
     module = types.ModuleType(f"gptcourse.chapters.ch{TOY}")
-    module.CHAPTER, module.PROBES = TOY, TOY_PROBES
+    module.CHAPTER, module.SPECS = TOY, TOY_SPECS
     module.KEY_NAMES = {"filled": "Filled scores"}
     monkeypatch.setitem(sys.modules, module.__name__, module)
     tasks.register_chapter(tasks.Chapter(TOY, "A toy chapter", 60, TOY_TASKS))
@@ -651,7 +655,7 @@ def test_dataset_item_types_name_lists_and_float_tensors():
             return self.inputs[i].float(), self.targets[i].float()
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(TOY_PROBES, "99.7", probes)
+        patch.setitem(TOY_SPECS, "99.7", TaskSpec(probes))
         assert probe(ToyWindows, Case("99.7", "typed", "c", args))["item_types"] == ["tensor int64", "tensor int64"]
         assert verdict_of("99.7", "typed", ToyWindows, args) is None
         assert verdict_of("99.7", "typed", Lists, args) == "items should be int64 tensors"
@@ -962,7 +966,7 @@ def test_sampler_names_the_drawing_step_even_when_its_call_prepares_a_model_firs
     def broken(probs, n, model):
         raise ValueError("no samples today")
 
-    monkeypatch.setitem(TOY_PROBES, "99.11", {"sample": kinds.Sampler(call)})
+    monkeypatch.setitem(TOY_SPECS, "99.11", TaskSpec({"sample": kinds.Sampler(call)}))
     case = Case("99.11", "sample", "a toy case", {"num_outcomes": 2, "draws": 10}, {"probs": np.array([0.5, 0.5])})
     error = probe(broken, case)["error"]
     assert error["step"] == "drawing samples with broken", error

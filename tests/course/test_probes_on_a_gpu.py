@@ -10,14 +10,13 @@ import pytest
 import torch
 
 from gptcourse.probes import ProbeContext, _Probe
-from gptcourse.tasks import get_task
 
 
 def _probe_on_meta(task_id, kind_name, case):
-    from gptcourse.tasks import chapter_module
+    from gptcourse.chapters import task_spec
     from grader.reference import reference_earlier, reference_objects
 
-    kind = chapter_module(get_task(task_id).chapter).PROBES[task_id][kind_name]
+    kind = task_spec(task_id).probes[kind_name]
     names = reference_objects(task_id)
     ctx = ProbeContext(earlier=reference_earlier(task_id)).for_case(case.on("meta"), names)
     probe = _Probe(case.on("meta"), ctx)

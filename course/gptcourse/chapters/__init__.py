@@ -4,12 +4,12 @@ A chapter module `chNN_name.py` (found by name from gptcourse.course, which hold
 chapter's task rows) defines:
 
 - CHAPTER: its name in gptcourse.course.COURSE;
-- PROBES: {task id: {case kind: a kind from gptcourse.kinds}};
 - KEY_NAMES: observation key -> how feedback names it ("Attention weights");
 - ERROR_HINTS: [(regular expression on "Type: message", hint, task ids or None for all)],
   tried before the generic hints of gptcourse.judge;
-- HINTS: {task id: [fn(key, got, expected, case) -> hint or ""]}, property hints that
-  explain a wrong observation when no known mistake matches.
+- SPECS, last in the module: {task id: TaskSpec(probes={case kind: a kind from
+  gptcourse.kinds}, hints=(fn(key, got, expected, case) -> hint or "", ...))}: everything
+  public about each task in one place. `task_spec(task_id)` finds a task's.
 
 Modules shared by several chapters hold what those chapters have in common: attention.py
 (the attention chapters' probes and hints) and toys.py (the small models the probes run,
@@ -17,3 +17,26 @@ which the hidden cases build too). A chapter module imports from these, never fr
 chapter's module.
 Nothing here is secret: the hidden cases and known mistakes live in grader/chapters/.
 """
+from dataclasses import dataclass
+from typing import Callable, Mapping, Tuple
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What the public side knows about one task.
+
+    probes: {case kind: kind}: how each kind of case exercises the student's code (the hidden
+            module's cases name their kind: "forward", "dropout", "raises", ...);
+    hints:  property hints, tried in order when an observation is wrong and no known mistake
+            matches: fn(key, got, expected, case) -> a sentence that explains it, or "".
+    """
+    probes: Mapping[str, object]
+    hints: Tuple[Callable, ...] = ()
+
+
+def task_spec(task_id):
+    """The TaskSpec of a task, from its chapter module's SPECS."""
+    from gptcourse.tasks import chapter_module, get_task
+
+    task = get_task(task_id)
+    return chapter_module(task.chapter).SPECS[task.id]

@@ -4,6 +4,7 @@ import torch
 from gptcourse import kinds
 from gptcourse.data import read_text
 from gptcourse.tokenizer import GPT2_FILES
+from gptcourse.chapters import TaskSpec
 
 CHAPTER = "01_text_data"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -48,15 +49,6 @@ ITEM_TYPES_MESSAGE = ("each item should be a pair (input_ids, target_ids) of ten
                       "(int64): torch.tensor(list_of_ints) gives exactly that; a list, a float tensor or "
                       "another dtype is not what a GPT's embedding layer takes")
 
-PROBES = {
-    "1.1": {"methods": kinds.Methods(tokenizer_arguments)},
-    "1.2": {"vocab": kinds.Function(lambda p: ([case_text(p.case.args)], {}),
-                                    outputs=(("vocab", "the returned vocabulary"),))},
-    "1.3": {"windows": kinds.Dataset(dataset_arguments, item_types=True, types_message=ITEM_TYPES_MESSAGE)},
-    "1.4": {"loader": kinds.Loader(loader_arguments)},
-    "1.5": {"forward": kinds.Function(embed_arguments, outputs=(("embedded", "the returned embeddings"),),
-                                      tensors=True, grad_of="embedded")},
-}
 
 KEY_NAMES = {
     "vocab": "The returned vocabulary",
@@ -195,8 +187,24 @@ def _vocab_unsplit_hint(key, got, expected, case):
     return ""
 
 
-HINTS = {
-    "1.1": [_unknown_word_hint, _encode_hint, _decode_hint],
-    "1.2": [_vocab_ids_hint, _vocab_unsplit_hint],
-    "1.3": [_dataset_length_hint, _window_hint],
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "1.1": TaskSpec(
+        probes={"methods": kinds.Methods(tokenizer_arguments)},
+        hints=(_unknown_word_hint, _encode_hint, _decode_hint)),
+    "1.2": TaskSpec(
+        probes={"vocab": kinds.Function(lambda p: ([case_text(p.case.args)], {}),
+                                        outputs=(("vocab", "the returned vocabulary"),))},
+        hints=(_vocab_ids_hint, _vocab_unsplit_hint)),
+    "1.3": TaskSpec(
+        probes={"windows": kinds.Dataset(dataset_arguments, item_types=True, types_message=ITEM_TYPES_MESSAGE)},
+        hints=(_dataset_length_hint, _window_hint)),
+    "1.4": TaskSpec(
+        probes={"loader": kinds.Loader(loader_arguments)}),
+    "1.5": TaskSpec(
+        probes={"forward": kinds.Function(embed_arguments, outputs=(("embedded", "the returned embeddings"),),
+                                          tensors=True, grad_of="embedded")}),
 }

@@ -1,6 +1,6 @@
 """Chapter 02, attention and causal masking: its tasks, their probes and hints."""
 from gptcourse import kinds
-from gptcourse.chapters import attention
+from gptcourse.chapters import TaskSpec, attention
 
 CHAPTER = "02_attention"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -19,22 +19,6 @@ def causal_attention_arguments(args):
     return positional, ({"qkv_bias": True} if args.get("qkv_bias") else {})
 
 
-PROBES = {
-    "2.1": {"forward": kinds.Function(
-        lambda p: ([p.input("inputs", requires_grad=True)], {}),
-        outputs=(("weights", "attn_weights (first returned value)"),
-                 ("context", "context_vecs (second returned value)")),
-        tensors=True, grad_of="context")},
-    "2.2": {"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV)},
-    "2.3": {"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV,
-                                           extra_parameters_hint=attention.NO_BIAS)},
-    "2.4": {"forward": kinds.Function(
-        lambda p: ([p.input("attn_scores", requires_grad=True), p.case.args["d_k"]], {}),
-        outputs=(("weights", "the returned attention weights"),),
-        tensors=True, grad_of="weights")},
-    "2.5": attention.causal_module_probes(causal_attention_arguments, attention.QKV + ("mask",)),
-}
-
 KEY_NAMES = dict(attention.KEY_NAMES)
 
 ERROR_HINTS = [
@@ -48,10 +32,33 @@ ERROR_HINTS = [
      "inputs.transpose(-2, -1), which works for both", ("2.1",)),
 ]
 
-HINTS = {
-    "2.1": [attention.nan_hint, attention.weights_hint],
-    "2.2": [attention.nan_hint],
-    "2.3": [attention.nan_hint],
-    "2.4": [attention.nan_hint, attention.weights_hint, attention.future_weights_hint],
-    "2.5": [attention.nan_hint],
+
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "2.1": TaskSpec(
+        probes={"forward": kinds.Function(
+            lambda p: ([p.input("inputs", requires_grad=True)], {}),
+            outputs=(("weights", "attn_weights (first returned value)"),
+                     ("context", "context_vecs (second returned value)")),
+            tensors=True, grad_of="context")},
+        hints=(attention.nan_hint, attention.weights_hint)),
+    "2.2": TaskSpec(
+        probes={"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV)},
+        hints=(attention.nan_hint,)),
+    "2.3": TaskSpec(
+        probes={"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV,
+                                               extra_parameters_hint=attention.NO_BIAS)},
+        hints=(attention.nan_hint,)),
+    "2.4": TaskSpec(
+        probes={"forward": kinds.Function(
+            lambda p: ([p.input("attn_scores", requires_grad=True), p.case.args["d_k"]], {}),
+            outputs=(("weights", "the returned attention weights"),),
+            tensors=True, grad_of="weights")},
+        hints=(attention.nan_hint, attention.weights_hint, attention.future_weights_hint)),
+    "2.5": TaskSpec(
+        probes=attention.causal_module_probes(causal_attention_arguments, attention.QKV + ("mask",)),
+        hints=(attention.nan_hint,)),
 }

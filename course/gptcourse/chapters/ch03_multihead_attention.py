@@ -1,20 +1,11 @@
 """Chapter 03, multi-head attention: its tasks, their probes and hints."""
-from gptcourse.chapters import attention
-from gptcourse.course import tasks_of
+from gptcourse.chapters import TaskSpec, attention
 
 CHAPTER = "03_multihead_attention"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = ()
 
-
-PROBES = {
-    "3.1": attention.causal_module_probes(attention.multi_head_arguments, ("heads",)),
-    "3.2": attention.causal_module_probes(
-        attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
-        raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
-                        "(e.g. ValueError or assert) instead of silently building a broken module")),
-}
 
 KEY_NAMES = dict(attention.KEY_NAMES, raises="Check that d_out is divisible by num_heads")
 
@@ -23,4 +14,19 @@ ERROR_HINTS = [
     (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, None),
 ]
 
-HINTS = {task.id: [attention.nan_hint] for task in tasks_of(CHAPTER)}
+
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "3.1": TaskSpec(
+        probes=attention.causal_module_probes(attention.multi_head_arguments, ("heads",)),
+        hints=(attention.nan_hint,)),
+    "3.2": TaskSpec(
+        probes=attention.causal_module_probes(
+            attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
+            raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
+                            "(e.g. ValueError or assert) instead of silently building a broken module")),
+        hints=(attention.nan_hint,)),
+}

@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 
 from gptcourse import kinds
+from gptcourse.chapters import TaskSpec
 from gptcourse.chapters.toys import NextTokenModel
 from gptcourse.judge import tolerances
 
@@ -226,19 +227,6 @@ def record_grad_mode(p):
 
 # ------------------------------------------------------------------------------------------
 
-PROBES = {
-    "4.1": {"forward": kinds.ModuleForward(layer_norm_arguments, ("scale", "shift"),
-                                           initial_values=("scale", "shift"))},
-    "4.2": {"forward": kinds.ModuleForward(no_arguments)},
-    "4.3": {"forward": module_probe(("layers",), {"layers": describe_layers})},
-    "4.4": {"forward": module_probe(BLOCK_ATTRIBUTES, {"att": describe_attention}),
-            "dropout": kinds.ModuleDropout(config_arguments, block_dropout_problem)},
-    "4.5": {"forward": module_probe(MODEL_ATTRIBUTES),
-            "dropout": kinds.ModuleDropout(config_arguments, model_dropout_problem),
-            "size": kinds.ModuleSize(config_arguments)},
-    "4.6": {"generate": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
-                                       tensors=False, device_pass=True, also=record_grad_mode)},
-}
 
 KEY_NAMES = {
     "ids": "The returned token ids",
@@ -395,11 +383,32 @@ def _generation_hint(key, got, expected, case):
     return ""
 
 
-HINTS = {
-    "4.1": [_nan_hint, _initial_value_hint],
-    "4.2": [_gelu_reference_hint, _gelu_constants_hint],
-    "4.3": [_layers_hint, _gelu_reference_hint],
-    "4.4": [_nan_hint],
-    "4.5": [_size_hint],
-    "4.6": [_generation_hint],
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "4.1": TaskSpec(
+        probes={"forward": kinds.ModuleForward(layer_norm_arguments, ("scale", "shift"),
+                                               initial_values=("scale", "shift"))},
+        hints=(_nan_hint, _initial_value_hint)),
+    "4.2": TaskSpec(
+        probes={"forward": kinds.ModuleForward(no_arguments)},
+        hints=(_gelu_reference_hint, _gelu_constants_hint)),
+    "4.3": TaskSpec(
+        probes={"forward": module_probe(("layers",), {"layers": describe_layers})},
+        hints=(_layers_hint, _gelu_reference_hint)),
+    "4.4": TaskSpec(
+        probes={"forward": module_probe(BLOCK_ATTRIBUTES, {"att": describe_attention}),
+                "dropout": kinds.ModuleDropout(config_arguments, block_dropout_problem)},
+        hints=(_nan_hint,)),
+    "4.5": TaskSpec(
+        probes={"forward": module_probe(MODEL_ATTRIBUTES),
+                "dropout": kinds.ModuleDropout(config_arguments, model_dropout_problem),
+                "size": kinds.ModuleSize(config_arguments)},
+        hints=(_size_hint,)),
+    "4.6": TaskSpec(
+        probes={"generate": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
+                                           tensors=False, device_pass=True, also=record_grad_mode)},
+        hints=(_generation_hint,)),
 }

@@ -19,6 +19,7 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from gptcourse import kinds
+from gptcourse.chapters import TaskSpec
 from gptcourse.chapters.toys import GPT2Shaped, TinyLanguageModel
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -279,30 +280,6 @@ def record_loaded_model(p):
 
 # ------------------------------------------------------------------------------------------
 
-PROBES = {
-    "5.1": {"encode": kinds.Function(encode_arguments, outputs=(("ids", "the returned token ids"),),
-                                     name="text_to_token_ids", also=record_round_trip, device_pass=False),
-            "decode": kinds.Function(decode_arguments, outputs=(("text", "the returned text"),),
-                                     name="token_ids_to_text", device_pass=False)},
-    "5.2": {"loss": kinds.Function(batch_loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
-                                   grad_of="loss", device_pass=True)},
-    "5.3": {"loss": kinds.Function(loader_loss_arguments, outputs=(("loss", "the returned loss"),), scalars=True,
-                                   device_pass=True)},
-    "5.4": {"train": kinds.TrainingLoop(build_training, call_train_model_simple, spy=True, optimizer_view=True)},
-    "5.5": {"file": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_checkpoint,
-                                        read=read_checkpoint),
-            "unsafe": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_unsafe_checkpoint,
-                                          read=read_unsafe_checkpoint)},
-    "5.6": {"load": kinds.Function(load_weights_arguments, outputs=(), also=record_loaded_model, device_pass=False),
-            # Any exception will do (the spec); naming the tensor is the task text's advice, not graded.
-            "mismatch": kinds.RaisesOnCall(load_weights_arguments, messages={
-                "raised": "a checkpoint tensor of the wrong shape was copied without complaint: compare each "
-                          "tensor's shape with the parameter it replaces and raise an error (one that names "
-                          "the tensor helps whoever meets it)"})},
-    "5.7": {"schedule": kinds.Repeated("lr_at_step", "the learning rate of every step"),
-            "train": kinds.TrainingLoop(build_training, call_train_model, spy=True, optimizer_view=True,
-                                        name="train_model")},
-}
 
 KEY_NAMES = {
     "ids": "The returned token ids",
@@ -569,12 +546,45 @@ def _ids_hint(key, got, expected, case):
     return ""
 
 
-HINTS = {
-    "5.1": [_ids_hint],
-    "5.2": [_loss_hint],
-    "5.3": [_loader_loss_hint],
-    "5.4": [_gradient_norm_hint, _training_hint],
-    "5.5": [_checkpoint_hint],
-    "5.6": [_weights_hint],
-    "5.7": [_schedule_hint, _gradient_norm_hint, _training_hint],
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "5.1": TaskSpec(
+        probes={"encode": kinds.Function(encode_arguments, outputs=(("ids", "the returned token ids"),),
+                                         name="text_to_token_ids", also=record_round_trip, device_pass=False),
+                "decode": kinds.Function(decode_arguments, outputs=(("text", "the returned text"),),
+                                         name="token_ids_to_text", device_pass=False)},
+        hints=(_ids_hint,)),
+    "5.2": TaskSpec(
+        probes={"loss": kinds.Function(batch_loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
+                                       grad_of="loss", device_pass=True)},
+        hints=(_loss_hint,)),
+    "5.3": TaskSpec(
+        probes={"loss": kinds.Function(loader_loss_arguments, outputs=(("loss", "the returned loss"),), scalars=True,
+                                       device_pass=True)},
+        hints=(_loader_loss_hint,)),
+    "5.4": TaskSpec(
+        probes={"train": kinds.TrainingLoop(build_training, call_train_model_simple, spy=True, optimizer_view=True)},
+        hints=(_gradient_norm_hint, _training_hint)),
+    "5.5": TaskSpec(
+        probes={"file": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_checkpoint,
+                                            read=read_checkpoint),
+                "unsafe": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_unsafe_checkpoint,
+                                              read=read_unsafe_checkpoint)},
+        hints=(_checkpoint_hint,)),
+    "5.6": TaskSpec(
+        probes={"load": kinds.Function(load_weights_arguments, outputs=(), also=record_loaded_model, device_pass=False),
+                # Any exception will do (the spec); naming the tensor is the task text's advice, not graded.
+                "mismatch": kinds.RaisesOnCall(load_weights_arguments, messages={
+                    "raised": "a checkpoint tensor of the wrong shape was copied without complaint: compare each "
+                              "tensor's shape with the parameter it replaces and raise an error (one that names "
+                              "the tensor helps whoever meets it)"})},
+        hints=(_weights_hint,)),
+    "5.7": TaskSpec(
+        probes={"schedule": kinds.Repeated("lr_at_step", "the learning rate of every step"),
+                "train": kinds.TrainingLoop(build_training, call_train_model, spy=True, optimizer_view=True,
+                                            name="train_model")},
+        hints=(_schedule_hint, _gradient_norm_hint, _training_hint)),
 }

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from gptcourse import kinds
-from gptcourse.chapters import attention
+from gptcourse.chapters import TaskSpec, attention
 from gptcourse.chapters.toys import NextTokenModel, TableModel
 from gptcourse.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
@@ -137,29 +137,10 @@ def cached_dropout_problem(got, expected, case):
     """Chunks fed to the cache in train mode: every output row must be what dropping some of
     that position's attention weights gives (chapter 03's dropout judge, row by row), and some
     weight must be dropped. Rows of a chunk are the positions start .. end - 1 of the sequence."""
-    steps = PROBES["6.5"]["steps_train"]
+    steps = SPECS["6.5"].probes["steps_train"]
     outputs = [(got.get(key), range(start, end)) for key, (start, end) in steps.fed_chunks(case)]
     return attention.dropped_weights_problem(outputs, expected, case)
 
-
-PROBES = {
-    "6.1": {"forward": kinds.Function(temperature_arguments, outputs=(("probs", "the returned probabilities"),),
-                                      tensors=True, grad_of="probs")},
-    "6.2": {"forward": kinds.Function(top_k_arguments, outputs=(("logits_out", "the returned logits"),),
-                                      tensors=True)},
-    "6.3": {"forward": kinds.Function(top_p_arguments, outputs=(("logits_out", "the returned logits"),),
-                                      tensors=True)},
-    "6.4": {"greedy": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
-                                     device_pass=True, also=record_grad_mode),
-            "end_token": kinds.Function(generate_arguments, outputs=(), device_pass=True, also=record_until_end),
-            "sample": kinds.Sampler(sample_outcomes, describe=lambda k, case: describe_new_tokens(k, case))},
-    "6.5": dict(attention.causal_module_probes(
-        attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
-        raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
-                        "(e.g. ValueError or assert) instead of silently building a broken module")),
-        steps=kinds.ModuleSteps(attention.multi_head_arguments),
-        steps_train=kinds.ModuleSteps(attention.multi_head_arguments, train_judge=cached_dropout_problem)),
-}
 
 KEY_NAMES = dict(
     attention.KEY_NAMES,
@@ -336,10 +317,35 @@ def _cache_hint(key, got, expected, case):
     return ""
 
 
-HINTS = {
-    "6.1": [_probability_hint],
-    "6.2": [_filter_hint],
-    "6.3": [_filter_hint],
-    "6.4": [_generation_hint],
-    "6.5": [attention.nan_hint, _cache_hint],
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "6.1": TaskSpec(
+        probes={"forward": kinds.Function(temperature_arguments, outputs=(("probs", "the returned probabilities"),),
+                                          tensors=True, grad_of="probs")},
+        hints=(_probability_hint,)),
+    "6.2": TaskSpec(
+        probes={"forward": kinds.Function(top_k_arguments, outputs=(("logits_out", "the returned logits"),),
+                                          tensors=True)},
+        hints=(_filter_hint,)),
+    "6.3": TaskSpec(
+        probes={"forward": kinds.Function(top_p_arguments, outputs=(("logits_out", "the returned logits"),),
+                                          tensors=True)},
+        hints=(_filter_hint,)),
+    "6.4": TaskSpec(
+        probes={"greedy": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
+                                         device_pass=True, also=record_grad_mode),
+                "end_token": kinds.Function(generate_arguments, outputs=(), device_pass=True, also=record_until_end),
+                "sample": kinds.Sampler(sample_outcomes, describe=lambda k, case: describe_new_tokens(k, case))},
+        hints=(_generation_hint,)),
+    "6.5": TaskSpec(
+        probes=dict(attention.causal_module_probes(
+            attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
+            raises_message=("creating the module with d_out not divisible by num_heads should raise an error "
+                            "(e.g. ValueError or assert) instead of silently building a broken module")),
+            steps=kinds.ModuleSteps(attention.multi_head_arguments),
+            steps_train=kinds.ModuleSteps(attention.multi_head_arguments, train_judge=cached_dropout_problem)),
+        hints=(attention.nan_hint, _cache_hint)),
 }

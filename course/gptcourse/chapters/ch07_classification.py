@@ -21,6 +21,7 @@ import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from gptcourse import kinds
+from gptcourse.chapters import TaskSpec
 from gptcourse.chapters.toys import ToyClassifier, ToyGPT
 from gptcourse.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
@@ -384,20 +385,6 @@ def record_model_input(p):
     p.record_value("label", p.result, "the returned label")
 
 
-PROBES = {
-    "7.1": {"balance": kinds.Function(balance_arguments, outputs=(), also=record_balanced,
-                                      name="create_balanced_dataset"),
-            "split": kinds.Function(split_arguments, outputs=(), also=record_split, name="random_split")},
-    "7.2": {"dataset": kinds.Function(dataset_arguments, outputs=(), also=record_dataset, name="SpamDataset")},
-    "7.3": {"head": kinds.Function(head_arguments, outputs=(), also=record_head, name="add_classification_head")},
-    "7.4": {"loss": kinds.Function(loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
-                                   grad_of="loss", device_pass=True, name="calc_loss_batch_cls"),
-            "accuracy": kinds.Function(accuracy_arguments, outputs=(), also=record_accuracy, device_pass=True,
-                                       name="calc_accuracy_loader")},
-    "7.5": {"classify": kinds.Function(classify_arguments, outputs=(), also=record_model_input, device_pass=True,
-                                       name="classify_text")},
-}
-
 KEY_NAMES = {
     "columns": "The columns of the returned DataFrame(s)",
     "counts": "The number of rows per label",
@@ -697,10 +684,30 @@ def _evaluation_mode_hint(key, got, expected, case):
     return ""
 
 
-HINTS = {
-    "7.1": [_frame_changed_hint, _balance_hint, _split_hint],
-    "7.2": [_dataset_hint],
-    "7.3": [_head_hint],
-    "7.4": [_evaluation_mode_hint, _loss_hint, _accuracy_hint],
-    "7.5": [_evaluation_mode_hint, _classify_hint],
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "7.1": TaskSpec(
+        probes={"balance": kinds.Function(balance_arguments, outputs=(), also=record_balanced,
+                                          name="create_balanced_dataset"),
+                "split": kinds.Function(split_arguments, outputs=(), also=record_split, name="random_split")},
+        hints=(_frame_changed_hint, _balance_hint, _split_hint)),
+    "7.2": TaskSpec(
+        probes={"dataset": kinds.Function(dataset_arguments, outputs=(), also=record_dataset, name="SpamDataset")},
+        hints=(_dataset_hint,)),
+    "7.3": TaskSpec(
+        probes={"head": kinds.Function(head_arguments, outputs=(), also=record_head, name="add_classification_head")},
+        hints=(_head_hint,)),
+    "7.4": TaskSpec(
+        probes={"loss": kinds.Function(loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
+                                       grad_of="loss", device_pass=True, name="calc_loss_batch_cls"),
+                "accuracy": kinds.Function(accuracy_arguments, outputs=(), also=record_accuracy, device_pass=True,
+                                           name="calc_accuracy_loader")},
+        hints=(_evaluation_mode_hint, _loss_hint, _accuracy_hint)),
+    "7.5": TaskSpec(
+        probes={"classify": kinds.Function(classify_arguments, outputs=(), also=record_model_input, device_pass=True,
+                                           name="classify_text")},
+        hints=(_evaluation_mode_hint, _classify_hint)),
 }

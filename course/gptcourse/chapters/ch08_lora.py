@@ -23,6 +23,7 @@ import torch
 import torch.nn as nn
 
 from gptcourse import kinds
+from gptcourse.chapters import TaskSpec
 from gptcourse.chapters.toys import NestedModel
 from gptcourse.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
@@ -392,16 +393,6 @@ def record_count(p):
                    "the number of parameters in all")
 
 
-PROBES = {
-    "8.1": {"forward": kinds.ModuleForward(lora_arguments, attributes=("A", "B"), initial_values=("B",)),
-            "init": _Initialisation(lambda p: lora_arguments(p.case.args), outputs=(), also=record_initial_lora)},
-    "8.2": {"forward": _WrappedForward(wrapped_arguments, attributes=("linear",)),
-            "identity": kinds.Function(identity_arguments, outputs=(), also=record_identity)},
-    "8.3": {"replace": kinds.Function(replace_arguments, outputs=(), also=record_replaced,
-                                      name="replace_linear_with_lora"),
-            "count": kinds.Function(count_arguments, outputs=(), also=record_count, name="replace_linear_with_lora")},
-}
-
 KEY_NAMES = {
     "shapes": "The shapes of A and B",
     "B_is_zero": "B right after construction",
@@ -574,8 +565,22 @@ def _replace_hint(key, got, expected, case):
     return ""
 
 
-HINTS = {
-    "8.1": [_init_hint, lora_output_hint],
-    "8.2": [_wrap_hint, wrapped_output_hint],
-    "8.3": [_replace_hint],
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "8.1": TaskSpec(
+        probes={"forward": kinds.ModuleForward(lora_arguments, attributes=("A", "B"), initial_values=("B",)),
+                "init": _Initialisation(lambda p: lora_arguments(p.case.args), outputs=(), also=record_initial_lora)},
+        hints=(_init_hint, lora_output_hint)),
+    "8.2": TaskSpec(
+        probes={"forward": _WrappedForward(wrapped_arguments, attributes=("linear",)),
+                "identity": kinds.Function(identity_arguments, outputs=(), also=record_identity)},
+        hints=(_wrap_hint, wrapped_output_hint)),
+    "8.3": TaskSpec(
+        probes={"replace": kinds.Function(replace_arguments, outputs=(), also=record_replaced,
+                                          name="replace_linear_with_lora"),
+                "count": kinds.Function(count_arguments, outputs=(), also=record_count, name="replace_linear_with_lora")},
+        hints=(_replace_hint,)),
 }

@@ -15,6 +15,7 @@ import torch
 from gptcourse import kinds
 from gptcourse.probes import DeviceMixError, ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
+from gptcourse.chapters import TaskSpec
 
 CHAPTER = "09_instruction"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -306,12 +307,6 @@ def _row_hint(key, got_row, wanted_row, entry, pad, ignore, allowed):
     return "the targets are padded[1:] with every padding token after the first set to ignore_index"
 
 
-PROBES = {
-    "9.1": {"format": _Prompt(format_arguments, outputs=(), also=record_prompt, name="format_input")},
-    "9.2": {"collate": kinds.Function(collate_arguments, outputs=(), also=record_collated, device_pass=True,
-                                      name="custom_collate_fn")},
-}
-
 KEY_NAMES = {
     "entry_after": "The entry passed in, after the call",
     "prompt": "The returned prompt",
@@ -340,4 +335,17 @@ ERROR_HINTS = [
      "allowed_max_length may be None, which means no cut: only cut when it is not None", ("9.2",)),
 ]
 
-HINTS = {"9.1": [_entry_hint], "9.2": [_collate_hint]}
+
+# ------------------------------------------------------------------------------------------
+# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# ------------------------------------------------------------------------------------------
+
+SPECS = {
+    "9.1": TaskSpec(
+        probes={"format": _Prompt(format_arguments, outputs=(), also=record_prompt, name="format_input")},
+        hints=(_entry_hint,)),
+    "9.2": TaskSpec(
+        probes={"collate": kinds.Function(collate_arguments, outputs=(), also=record_collated, device_pass=True,
+                                          name="custom_collate_fn")},
+        hints=(_collate_hint,)),
+}

@@ -20,25 +20,26 @@ Where the kinds live, by what they exercise
 - statistics.py: the counting statistics Sampler judges with (binomial_acceptance).
 Each module's docstring has a table of its kinds and the observations they record.
 
-Words as this code uses them
-----------------------------
+Words as this code uses them (docs/authoring.md has the whole list)
+-------------------------------------------------------------------
 - task: one graded function or class a student writes (a row of gptcourse.course).
 - case: one way of exercising a task, a `records.Case` of plain data: inputs and weights
   (`arrays`), constructor or call arguments (`args`), and a case kind (`case.kind`: "forward",
   "dropout", "raises", ...) that says which kind runs it.
 - kind: an instance of a `Kind` subclass from this package, which a chapter module registers
-  as PROBES[task id][case kind]; `probes.kind_of(case)` finds it.
+  in the task's TaskSpec.probes[case kind]; `probes.kind_of(case)` finds it.
 - probe: one run of a kind on one case. `Kind.probe(p)` gets `p`, a `probes._Probe` holding
   the case, the context (`p.ctx`: graded names, scratch folder, seed, tokenizer) and the
   student's object (`p.obj`); `p.step` says what is being done, for the message if it fails.
 - observation: one entry of the flat dict of plain values a probe records (`p.record`,
   `p.record_value`) under a key: "out", "grad/x", "item/3". The judge (judge.py) compares the
   student's observations (`got`) with the reference's (`expected`) key by key.
-- message: the fixed feedback for a wrong observation, `kind.messages[key]`.
+- message: what the student reads about a task; a kind's fixed sentence for one wrong
+  observation is its `messages[key]`.
 - owned observation: a random output that cannot equal the reference's; the kind judges it
   itself (`owns(key)`, then `judge_key(key, got, expected, case)` -> message or None).
 - hint: a function (key, got, expected, case) -> a sentence that explains why an observation
-  is wrong ("" when it does not apply); the judge tries the chapter's HINTS for the task, then
+  is wrong ("" when it does not apply); the judge tries the task's TaskSpec.hints, then
   the kind's `hints`.
 - device pass: the case run once more on PyTorch's meta device, for kinds with
   `device_pass = True`, to catch tensors created on the wrong device (see probes.py).
