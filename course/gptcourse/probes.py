@@ -15,7 +15,7 @@ a task.
 The probe contract
 ------------------
 `run_probe(names, case, ctx)` runs the kind registered for (case.task, case.kind) with a
-`_Probe` (the case, the context, the observations so far) and returns the observations. The
+`Probe` (the case, the context, the observations so far) and returns the observations. The
 `ProbeContext` carries what a probe may need besides the case: the task's graded names, the
 earlier graded names it uses, a scratch folder, a random generator seeded per case and the
 tokenizer.
@@ -130,20 +130,30 @@ class ProbeContext:
 # One probe run
 # ------------------------------------------------------------------------------------------
 
-class _Probe:
-    """The state of one probe run: the case, its context, the observations so far, the step."""
+class Probe:
+    """The state of one probe run: the case, its context, the observations so far, the step.
+
+    A kind's probe(p) and the callbacks a chapter module gives the kind get this object. Its
+    attributes are fixed (__slots__): what one callback must leave for a later one (a model
+    built in `build`, a DataFrame before the call) goes into `p.kept`, a dict, by name.
+    """
+
+    __slots__ = ("case", "ctx", "obs", "step", "dtype", "device", "meta", "inputs", "cpu_inputs", "modules",
+                 "kept", "result")
 
     def __init__(self, case, ctx):
         self.case = case
         self.ctx = ctx
-        self.obs = {}
-        self.step = "starting"
+        self.obs = {}  # the observations so far: key -> plain value
+        self.step = "starting"  # what the probe is doing, for the message if it fails
         self.dtype = getattr(torch, case.dtype)
         self.device = torch.device(case.device)
         self.meta = case.device == META  # the device pass: shapes only, nothing is recorded
         self.inputs = {}  # name -> (leaf tensor, the tensor handed to the code under test)
         self.cpu_inputs = {}  # name -> a tensor handed over on the CPU, for the code to move (cpu_input)
         self.modules = {}  # name -> a module handed to the code under test (see module_input)
+        self.kept = {}  # what a callback keeps for a later one, by name
+        self.result = None  # what the function under test returned (kinds.Function, for its also(p))
 
     # -- the objects under test -------------------------------------------------------------
     @property
@@ -508,7 +518,7 @@ def run_probe(obj_or_names, case: Case, ctx=None):
     names = obj_or_names if isinstance(obj_or_names, dict) else {task.names[0]: obj_or_names}
     ctx = (ctx or ProbeContext()).for_case(case, names)
     kind = kind_of(case)
-    probe = _Probe(case, ctx)
+    probe = Probe(case, ctx)
     try:
         if probe.meta:
             if getattr(kind, "device_pass", False):

@@ -157,12 +157,12 @@ class ToyCounter(nn.Module):
 
 
 def _toy_extend_arguments(p):
-    p.toy_model = p.module_input("model", ToyCounter())
-    return [p.toy_model, p.input("ids"), p.case.args["steps"]], {}
+    p.kept["toy_model"] = p.module_input("model", ToyCounter())
+    return [p.kept["toy_model"], p.input("ids"), p.case.args["steps"]], {}
 
 
 def _toy_record_grad_mode(p):
-    p.record_value("calls_with_grad", sum(p.toy_model.grad_enabled), "model calls with gradients")
+    p.record_value("calls_with_grad", sum(p.kept["toy_model"].grad_enabled), "model calls with gradients")
 
 
 def save_toy(tensors, path):
@@ -1251,7 +1251,7 @@ def test_sampling_hands_generate_the_prompt_on_the_models_device():
     # On CUDA the prompt stayed on the CPU while the model ran on the GPU, so every generate
     # failed in torch.cat: no student could pass 6.4 there. meta stands in for the GPU here
     # (the kind itself, called directly: the grader runs sampling cases on meta not at all).
-    from gptcourse.probes import _Probe, kind_of
+    from gptcourse.probes import Probe, kind_of
     from grader.chapters import hidden_cases
 
     case = next(c for c in hidden_cases("6.4", 1) if c.kind == "sample").on(META)
@@ -1261,10 +1261,23 @@ def test_sampling_hands_generate_the_prompt_on_the_models_device():
         seen["prompt"], seen["model"] = idx.device, next(model.parameters()).device
         raise RuntimeError("stop here")
 
-    probe = _Probe(case, ProbeContext().for_case(case, {"generate": generate}))
+    probe = Probe(case, ProbeContext().for_case(case, {"generate": generate}))
     with pytest.raises(RuntimeError, match="stop here"):
         kind_of(case).probe(probe)
     assert seen == {"prompt": torch.device("meta"), "model": torch.device("meta")}
+
+
+def test_a_probe_has_fixed_attributes_and_keeps_callback_data_by_name():
+    """What one callback leaves for a later one goes in p.kept; an attribute set on the probe
+    itself (a typo, or a chapter module's private state) fails at once instead of lingering."""
+    from gptcourse.probes import Probe
+
+    case = Case("99.4", "call", "c", {"values": [1], "text": "a"})
+    probe = Probe(case, ProbeContext().for_case(case, {"toy_stats": toy_stats}))
+    probe.kept["model"] = "kept"
+    assert probe.kept == {"model": "kept"}
+    with pytest.raises(AttributeError):
+        probe.model = "lingering"
 
 
 def test_the_device_mix_message_is_short_and_speaks_to_a_function_or_a_module():

@@ -9,7 +9,7 @@ The meta device stands in for the GPU here.
 import pytest
 import torch
 
-from gptcourse.probes import ProbeContext, _Probe
+from gptcourse.probes import Probe, ProbeContext
 
 
 def _probe_on_meta(task_id, kind_name, case):
@@ -19,7 +19,7 @@ def _probe_on_meta(task_id, kind_name, case):
     kind = task_spec(task_id).probes[kind_name]
     names = reference_objects(task_id)
     ctx = ProbeContext(earlier=reference_earlier(task_id)).for_case(case.on("meta"), names)
-    probe = _Probe(case.on("meta"), ctx)
+    probe = Probe(case.on("meta"), ctx)
     try:
         kind.probe(probe)
     except RuntimeError as error:  # meta has no values (allclose, item): only devices matter here

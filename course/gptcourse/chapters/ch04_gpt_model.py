@@ -209,8 +209,8 @@ def _model_for_generation(p):
         model = p.name("GPTModel")(dict(args["cfg"]))
         model.grad_enabled = []
         model.register_forward_pre_hook(lambda m, inputs: m.grad_enabled.append(torch.is_grad_enabled()))
-    p.generation_model = p.module_input("model", model)
-    return p.generation_model
+    p.kept["generation_model"] = p.module_input("model", model)
+    return p.kept["generation_model"]
 
 
 def generate_arguments(p):
@@ -221,7 +221,7 @@ def generate_arguments(p):
 
 
 def record_grad_mode(p):
-    calls = p.generation_model.grad_enabled
+    calls = p.kept["generation_model"].grad_enabled
     p.record_value("model_calls_with_grad", sum(bool(c) for c in calls), "the model calls with gradients on")
 
 

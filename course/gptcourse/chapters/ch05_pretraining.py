@@ -174,8 +174,8 @@ def _trained_model(p, name):
 
 
 def write_checkpoint(p, save, path):
-    p.saved_model, p.saved_optimizer = _trained_model(p, "model")
-    save(p.saved_model, p.saved_optimizer, path)
+    p.kept["saved_model"], p.kept["saved_optimizer"] = _trained_model(p, "model")
+    save(p.kept["saved_model"], p.kept["saved_optimizer"], path)
 
 
 def read_checkpoint(p, load, path):
@@ -252,19 +252,19 @@ def load_weights_arguments(p):
     build = GPT2Shaped if args["model"] == "shaped" else p.name("GPTModel")
     model = build(dict(args["cfg"]))
     model.to(p.dtype)
-    p.loaded_model = model
-    p.state_dict = hf_state_dict(p)
-    p.state_dict_before = {k: v.clone() for k, v in p.state_dict.items()}
-    return [model, p.state_dict], {}
+    p.kept["loaded_model"] = model
+    p.kept["state_dict"] = hf_state_dict(p)
+    p.kept["state_dict_before"] = {k: v.clone() for k, v in p.kept["state_dict"].items()}
+    return [model, p.kept["state_dict"]], {}
 
 
 def record_loaded_model(p):
     """Every parameter of the model afterwards, the output head next to the token embedding,
     the logits of a few tokens, and whether the state dict was changed."""
-    model = p.loaded_model
-    changed = sorted(k for k, v in p.state_dict.items()
-                     if k in p.state_dict_before and (v.shape != p.state_dict_before[k].shape
-                                                      or not torch.equal(v, p.state_dict_before[k])))
+    model = p.kept["loaded_model"]
+    changed = sorted(k for k, v in p.kept["state_dict"].items()
+                     if k in p.kept["state_dict_before"] and (v.shape != p.kept["state_dict_before"][k].shape
+                                                      or not torch.equal(v, p.kept["state_dict_before"][k])))
     p.record_value("state_dict_changed", changed, "the state dict's tensors changed by the call")
     # remove_duplicate=False: an output head that shares the token embedding's Parameter is listed too
     for name, param in sorted(model.named_parameters(remove_duplicate=False)):

@@ -54,8 +54,8 @@ def generation_model(p):
         model = NextTokenModel(args["vocab_size"], args["context_length"])
     else:
         model = TableModel(p.case.arrays["table"], args["context_length"])
-    p.generation_model = p.module_input("model", model)
-    return p.generation_model
+    p.kept["generation_model"] = p.module_input("model", model)
+    return p.kept["generation_model"]
 
 
 def generate_keywords(args):
@@ -71,7 +71,7 @@ def generate_arguments(p):
 
 
 def record_grad_mode(p):
-    calls = p.generation_model.grad_enabled
+    calls = p.kept["generation_model"].grad_enabled
     p.record_value("model_calls_with_grad", sum(bool(c) for c in calls), "the model calls with gradients on")
 
 

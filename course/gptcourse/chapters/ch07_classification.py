@@ -105,13 +105,13 @@ def _require_frame(value, what):
 def record_frame_after(p):
     """The input frame as the call left it, recorded first: a changed input explains what follows.
     (Not an after/ key: the generic message for those speaks of tensors.)"""
-    p.record_value("df_after", _snapshot(p.frame), "the DataFrame passed in, after the call")
+    p.record_value("df_after", _snapshot(p.kept["frame"]), "the DataFrame passed in, after the call")
 
 
 def balance_arguments(p):
-    p.frame = _frame(p)
-    p.frame_before = _snapshot(p.frame)
-    return [p.frame], {}
+    p.kept["frame"] = _frame(p)
+    p.kept["frame_before"] = _snapshot(p.kept["frame"])
+    return [p.kept["frame"]], {}
 
 
 def record_balanced(p):
@@ -128,9 +128,9 @@ def record_balanced(p):
 
 
 def split_arguments(p):
-    p.frame = _frame(p)
+    p.kept["frame"] = _frame(p)
     args = p.case.args
-    return [p.frame, args["train_frac"], args["validation_frac"]], {}
+    return [p.kept["frame"], args["train_frac"], args["validation_frac"]], {}
 
 
 SPLITS = ("train", "validation", "test")
@@ -167,8 +167,8 @@ def dataset_arguments(p):
     pd.DataFrame({"Label": [row[0] for row in args["rows"]], "Text": [row[1] for row in args["rows"]]}) \
         .to_csv(path, index=False)
     keywords = {key: args[key] for key in ("max_length", "pad_token_id") if key in args}
-    p.counting_tokenizer = _CountingTokenizer(p.ctx.tokenizer)
-    return [str(path), p.counting_tokenizer], keywords
+    p.kept["counting_tokenizer"] = _CountingTokenizer(p.ctx.tokenizer)
+    return [str(path), p.kept["counting_tokenizer"]], keywords
 
 
 class _CountingTokenizer:
@@ -217,7 +217,7 @@ def record_dataset(p):
     dataset = p.result
     if not isinstance(dataset, torch.utils.data.Dataset):
         raise ProbeFailure(f"{type(dataset).__name__} should be a subclass of torch.utils.data.Dataset")
-    encoded_in_init = p.counting_tokenizer.calls
+    encoded_in_init = p.kept["counting_tokenizer"].calls
     p.step = "calling len() of your dataset"
     p.record_value("len", len(dataset), "len(dataset)")
     items = []
@@ -237,7 +237,7 @@ def record_dataset(p):
     p.record_value("batch", {"token_ids": f"{tuple(inputs.shape)} {str(inputs.dtype).replace('torch.', '')}",
                              "labels": f"{tuple(labels.shape)} {str(labels.dtype).replace('torch.', '')}"},
                    "the shapes and dtypes of a batch of every item")
-    p.record_value("encoded_while_reading", p.counting_tokenizer.calls - encoded_in_init,
+    p.record_value("encoded_while_reading", p.kept["counting_tokenizer"].calls - encoded_in_init,
                    "the tokenizer calls made while reading items")
 
 
@@ -260,8 +260,8 @@ def head_arguments(p):
     for name, param in model.named_parameters():
         if any(name.startswith(prefix) for prefix in args.get("frozen_before", ())):
             param.requires_grad = False
-    p.model = model
-    p.values_before = {name: param.detach().clone() for name, param in model.named_parameters()}
+    p.kept["model"] = model
+    p.kept["values_before"] = {name: param.detach().clone() for name, param in model.named_parameters()}
     emb_dim = args["cfg"]["emb_dim"] if args["model"] == "gpt" else args["emb_dim"]
     return [model, args["num_classes"], emb_dim], {}
 
@@ -277,12 +277,12 @@ def record_head(p):
     """Whether a copy came back instead, the new head, the parameters whose values changed, which
     parameters require gradients (by name), and the shape of the logits: in that order, so that
     a head or a layer made anew is named as such before the gradients it changes."""
-    model = p.model
+    model = p.kept["model"]
     p.record_value("returned_copy", isinstance(p.result, nn.Module) and p.result is not model,
                    "whether the function returned another model than the one it was given")
     params = dict(model.named_parameters())
     p.record_value("head", describe_head(getattr(model, "out_head", None)), "model.out_head")
-    changed = [name for name, before in p.values_before.items()
+    changed = [name for name, before in p.kept["values_before"].items()
                if not name.startswith("out_head.") and (name not in params or not torch.equal(params[name].detach(),
                                                                                               before))]
     p.record_value("changed", changed, "the parameters (other than out_head) removed or changed")
@@ -332,10 +332,10 @@ def classify_arguments(p):
 
 def _watched_model(p):
     """The case's model handed over in train mode, as it is right after training, with its calls
-    noted in p.model_calls: evaluating (model.eval(), no gradients) is the function's own job."""
+    noted in p.kept["model_calls"]: evaluating (model.eval(), no gradients) is the function's own job."""
     model = _model(p)
     model.train()
-    p.model_calls = _record_calls(model)
+    p.kept["model_calls"] = _record_calls(model)
     return model
 
 
@@ -356,7 +356,7 @@ def _record_calls(model):
 
 def record_evaluation_mode(p):
     """How many of the model's calls ran in train mode, and with gradients (the spec: none)."""
-    calls = p.model_calls
+    calls = p.kept["model_calls"]
     p.record_value("model_calls_in_train_mode", sum(bool(training) for _, training, _ in calls),
                    "the model calls made in train mode")
     p.record_value("model_calls_with_grad", sum(bool(grad) for _, _, grad in calls),
@@ -373,10 +373,10 @@ def record_accuracy(p):
 def record_model_input(p):
     """The mode of the model's calls, then the token ids of its last call (the case checks cropping
     and padding with them), then the returned label."""
-    if not p.model_calls:
+    if not p.kept["model_calls"]:
         raise ProbeFailure("classify_text never called the model")
     record_evaluation_mode(p)
-    ids = p.model_calls[-1][0]
+    ids = p.kept["model_calls"][-1][0]
     if isinstance(ids, torch.Tensor) and ids.dim() == 2 and ids.shape[0] == 1:
         p.record_value("model_input", ids[0].tolist(), "the token ids the model was given")
     else:

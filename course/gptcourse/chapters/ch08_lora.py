@@ -105,12 +105,12 @@ def record_initial_lora(p):
     std = float(values.std()) if values.numel() > 1 else 0.0
     # Only the pass/fail of A_looks_uniform (distance <= epsilon) is a test; the other
     # statistics just name the mistake in the message.
-    p.initial_A = {"largest": largest, "smallest": float(values.min()), "distance": distance, "std": std,
+    p.kept["initial_A"] = {"largest": largest, "smallest": float(values.min()), "distance": distance, "std": std,
                    "bound": bound, "epsilon": dkw_epsilon(a.numel()),
                    "distance_own_range": uniform_fit(a, largest), "distance_normal": normal_fit(a, std)}
     p.record_value("A_looks_uniform", distance <= dkw_epsilon(a.numel()),
                    "whether A's values look uniform between -bound and bound")
-    p.record_value("A_statistics", {key: round(value, 6) for key, value in p.initial_A.items()},
+    p.record_value("A_statistics", {key: round(value, 6) for key, value in p.kept["initial_A"].items()},
                    "A's largest value, spread and distance from the uniform distribution")
 
 
@@ -220,11 +220,11 @@ def wrapped_arguments(args):
 def identity_arguments(p):
     args = p.case.args
     p.step = "creating the nn.Linear to wrap"
-    p.linear = nn.Linear(args["in_dim"], args["out_dim"], bias=args["bias"]).to(p.dtype)
+    p.kept["linear"] = nn.Linear(args["in_dim"], args["out_dim"], bias=args["bias"]).to(p.dtype)
     with torch.no_grad():
-        for name, param in p.linear.named_parameters():
+        for name, param in p.kept["linear"].named_parameters():
             param.copy_(p.tensor(f"state/linear.{name}"))
-    return [p.linear, args["rank"], args["alpha"]], {}
+    return [p.kept["linear"], args["rank"], args["alpha"]], {}
 
 
 def record_identity(p):
@@ -232,44 +232,31 @@ def record_identity(p):
     wrapped = p.result
     if not isinstance(wrapped, nn.Module):
         raise ProbeFailure(f"LinearWithLoRA(...) should be an nn.Module, got {type(wrapped).__name__}")
-    given = {id(param): name for name, param in p.linear.named_parameters()}
+    given = {id(param): name for name, param in p.kept["linear"].named_parameters()}
     kept = sorted(given[id(param)] for param in wrapped.parameters() if id(param) in given)
     p.record_value("wrapped_parameters_kept", kept, "the parameters of the layer given that are still in use")
     # The LoRA layer is made in the default dtype: move the whole module to the case's dtype, as
     # a training script would (.to keeps the Parameter objects, so the check above still holds).
     p.prepare(wrapped)
-    p.linear.to(device=p.device, dtype=p.dtype)  # already there when it is kept; a copy leaves it behind
+    p.kept["linear"].to(device=p.device, dtype=p.dtype)  # already there when it is kept; a copy leaves it behind
     p.step = "running the new LinearWithLoRA on an input"
     x = p.tensor("x")
     with torch.no_grad():
         out = wrapped(x)
         p.record("out_at_init", out, "the output right after construction")
-        p.record("linear_out", p.linear(x), "the wrapped layer's own output")
+        p.record("linear_out", p.kept["linear"](x), "the wrapped layer's own output")
 
 
-class _WrappedForward(kinds.ModuleForward):
-    """ModuleForward for LinearWithLoRA. The spec leaves open whether LinearWithLoRA may freeze
-    the layer it wraps (the notebook freezes the whole model before wrapping, so doing it again
-    in __init__ is harmless): parameters of `linear` that the constructor froze are made
-    trainable again here, so that the gradients through the wrapped layer are still checked
-    (they show that forward really uses linear(x)). The LoRA parameters are left as they are."""
-
-    def probe(self, p):
-        construct = p.construct
-
-        def construct_unfrozen(*arguments, **keywords):
-            module = construct(*arguments, **keywords)
-            inner = getattr(module, "linear", None)
-            if isinstance(inner, nn.Module):
-                for param in inner.parameters():
-                    param.requires_grad_(True)
-            return module
-
-        p.construct = construct_unfrozen
-        try:
-            super().probe(p)
-        finally:
-            del p.construct
+def _wrapped_layer_trainable(module):
+    """The spec leaves open whether LinearWithLoRA may freeze the layer it wraps (the notebook
+    freezes the whole model before wrapping, so doing it again in __init__ is harmless): the
+    parameters of `linear` are made trainable again right after construction, so that the
+    gradients through the wrapped layer are still checked (they show that forward really uses
+    linear(x)). The LoRA parameters are left as they are."""
+    inner = getattr(module, "linear", None)
+    if isinstance(inner, nn.Module):
+        for param in inner.parameters():
+            param.requires_grad_(True)
 
 
 # ------------------------------------------------------------------------------------------
@@ -293,12 +280,12 @@ def replace_arguments(p):
     model = p.module_input("model", build_nested(args, gpt_model))
     for param in model.parameters():
         param.requires_grad = False
-    p.model = model
-    p.before = dict(model.named_modules())
-    p.old_parameters = {id(param) for param in model.parameters()}
-    p.linears = {name: module for name, module in p.before.items() if isinstance(module, nn.Linear)}
+    p.kept["model"] = model
+    p.kept["before"] = dict(model.named_modules())
+    p.kept["old_parameters"] = {id(param) for param in model.parameters()}
+    p.kept["linears"] = {name: module for name, module in p.kept["before"].items() if isinstance(module, nn.Linear)}
     with torch.no_grad():
-        p.out_before = model(p.tensor("ids"))
+        p.kept["out_before"] = model(p.tensor("ids"))
     return [model, args["rank"], args["alpha"]], {}
 
 
@@ -344,15 +331,15 @@ def record_replaced(p):
     """For every place that held an nn.Linear, what holds it now; every other module still in
     its place; the trainable parameters; the output (LoRA's B is zero: it must not change); the
     output once the new parameters are given non-zero values (the updates must be used)."""
-    model = p.model
+    model = p.kept["model"]
     dotted = sorted(f"{prefix}.{name}".lstrip(".") for prefix, module in model.named_modules()
                     for name in module._modules if "." in name)
     p.record_value("dotted_children", dotted, "children whose names hold dots")
     p.record_value("places", {name: describe_place(module_at(model, name), original)
-                              for name, original in p.linears.items()},
+                              for name, original in p.kept["linears"].items()},
                    "what stands where each nn.Linear was")
-    others = sorted(name for name, module in p.before.items()
-                    if name and name not in p.linears and not any(name.startswith(lin + ".") for lin in p.linears)
+    others = sorted(name for name, module in p.kept["before"].items()
+                    if name and name not in p.kept["linears"] and not any(name.startswith(lin + ".") for lin in p.kept["linears"])
                     and module_at(model, name) is not module)
     p.record_value("others_moved", others, "the other modules no longer in their place")
     trainable = sum(param.numel() for param in model.parameters() if param.requires_grad)
@@ -362,9 +349,9 @@ def record_replaced(p):
     model.to(device=p.device, dtype=p.dtype)
     with torch.no_grad():
         out = model(p.tensor("ids"))
-    p.record_value("output_unchanged", bool(torch.allclose(out, p.out_before, rtol=1e-5, atol=1e-6)),
+    p.record_value("output_unchanged", bool(torch.allclose(out, p.kept["out_before"], rtol=1e-5, atol=1e-6)),
                    "whether the model computes what it did before (B starts at zero)")
-    old = p.old_parameters
+    old = p.kept["old_parameters"]
     p.step = "giving the new parameters (A and B of every LoRA layer) non-zero values and running the model"
     with torch.no_grad():
         for name, param in model.named_parameters():
@@ -381,12 +368,12 @@ def count_arguments(p):
         model = build_nested(args, p.name("GPTModel"))
     for param in model.parameters():
         param.requires_grad = False
-    p.model = model
+    p.kept["model"] = model
     return [model, args["rank"], args["alpha"]], {}
 
 
 def record_count(p):
-    model = p.model
+    model = p.kept["model"]
     p.record_value("trainable", sum(param.numel() for param in model.parameters() if param.requires_grad),
                    "the number of trainable parameters (the base frozen)")
     p.record_value("total", sum(param.numel() for param in model.parameters()),
@@ -575,7 +562,8 @@ SPECS = {
                 "init": _Initialisation(lambda p: lora_arguments(p.case.args), outputs=(), also=record_initial_lora)},
         hints=(_init_hint, lora_output_hint)),
     "8.2": TaskSpec(
-        probes={"forward": _WrappedForward(wrapped_arguments, attributes=("linear",)),
+        probes={"forward": kinds.ModuleForward(wrapped_arguments, attributes=("linear",),
+                                               after_construct=_wrapped_layer_trainable),
                 "identity": kinds.Function(identity_arguments, outputs=(), also=record_identity)},
         hints=(_wrap_hint, wrapped_output_hint)),
     "8.3": TaskSpec(

@@ -37,13 +37,13 @@ RESPONSE_HEADER = "### Response:"
 
 def format_arguments(p):
     """format_input(entry) on a copy of the case's entry (kept to see whether it was changed)."""
-    p.entry = dict(p.case.args["entry"])
-    return [p.entry], {}
+    p.kept["entry"] = dict(p.case.args["entry"])
+    return [p.kept["entry"]], {}
 
 
 def record_prompt(p):
     """The entry as the call left it, then the returned prompt (a str)."""
-    p.record_value("entry_after", dict(p.entry), "the entry passed in, after the call")
+    p.record_value("entry_after", dict(p.kept["entry"]), "the entry passed in, after the call")
     if not isinstance(p.result, str):
         advice = ": return the string (print only shows it)" if p.result is None else ""
         raise ProbeFailure(f"format_input should return a str, got {type(p.result).__name__}{advice}")
@@ -148,15 +148,15 @@ def collate_arguments(p):
     """custom_collate_fn(batch, [settings], device=...): the batch is a list of lists of token
     ids (what the DataLoader gives from a data set of token-id lists), a copy the call may
     change; the settings the case names are passed by keyword."""
-    p.batch = [list(entry) for entry in p.case.args["batch"]]
+    p.kept["batch"] = [list(entry) for entry in p.case.args["batch"]]
     keywords = {key: p.case.args[key] for key in COLLATE_SETTINGS if key in p.case.args}
     keywords["device"] = p.case.device
-    return [p.batch], keywords
+    return [p.kept["batch"]], keywords
 
 
 def record_collated(p):
     """The batch as the call left it, then dtypes, shapes and values of inputs and targets."""
-    p.record_value("batch_after", [list(entry) for entry in p.batch], "the batch passed in, after the call")
+    p.record_value("batch_after", [list(entry) for entry in p.kept["batch"]], "the batch passed in, after the call")
     result = p.result
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise ProbeFailure("custom_collate_fn should return two tensors, (inputs, targets), got "

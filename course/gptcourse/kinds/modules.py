@@ -60,15 +60,18 @@ class ModuleForward(Kind):
     after it): a causal module's output up to causal_t must not change.
     initial_values: parameters whose values right after construction the spec pins down
     (LayerNorm's scale of ones): recorded as init/<name> before the test's weights replace them.
+    after_construct(module): called on the module as soon as it is built, before anything is
+    recorded (chapter 08 makes a wrapped layer trainable again, whatever its constructor did).
     """
 
     device_pass = True
 
     def __init__(self, construct, attributes=(), describe=None, same_in_train_mode=None,
-                 extra_parameters_hint="", initial_values=()):
+                 extra_parameters_hint="", initial_values=(), after_construct=None):
         from ..probes import describe_attribute
 
         self.construct = construct
+        self.after_construct = after_construct
         self.initial_values = tuple(initial_values)
         self.attributes = tuple(attributes)
         self.describe = {name: (lambda m, case, n=name: describe_attribute(m, n)) for name in self.attributes}
@@ -81,6 +84,8 @@ class ModuleForward(Kind):
     def probe(self, p):
         positional, keywords = self.construct(p.case.args)
         module = p.construct(p.obj, positional, keywords)
+        if self.after_construct:
+            self.after_construct(module)
         if self.attributes and not p.meta:
             p.step = "inspecting your module's attributes"
             p.obs["structure"] = {name: self.describe[name](module, p.case) for name in self.attributes}
