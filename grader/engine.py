@@ -10,19 +10,16 @@ import json
 import os
 import secrets
 import sys
-import time
 from dataclasses import dataclass
 
 import torch
 
-from gptcourse import findings
 from gptcourse.findings import Finding
-from gptcourse.tasks import CHAPTERS, TASKS, TASKS_BY_ID, carried_tasks, chapters_for, get_task, tasks_of
+from gptcourse.tasks import all_tasks, carried_tasks, chapter_names, chapters_for, get_task, tasks_of
 from grader import gradefolder, preflight, report, sandbox
-from grader.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, readable
+from grader.paths import load_manifest
+from grader.submissions import check_cell_note, discover, find_task_cell, readable
 from grader.verdict import Verdict, verdict
-
-MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "manifest.json")
 
 
 @dataclass
@@ -35,11 +32,6 @@ class Settings:
     sandbox: str = "auto"  # auto | bwrap | none (grader/sandbox.py)
     seed: int = None
     progress: bool = True
-
-
-def load_manifest():
-    with open(MANIFEST, encoding="utf-8") as f:
-        return json.load(f)
 
 
 def devices_for(option):
@@ -165,15 +157,15 @@ def grade(paths, settings, workers=None):
 def graded_chapters(submissions):
     """The chapters of the course that some submission has a notebook of, in course order."""
     found = {notebook.chapter for submission in submissions for notebook in _graded_notebooks(submission)}
-    return [chapter for chapter in CHAPTERS if chapter in found]
+    return [chapter for chapter in chapter_names() if chapter in found]
 
 
 def _grade_all(paths, submissions, settings, manifest, isolation, workers):
-    _remove_unfinished_writes(settings.out_dir)
+    gradefolder.remove_unfinished_writes(settings.out_dir)
     run = _run_settings(settings, isolation, paths)
     devices = devices_for(settings.device)
     expectations = Expectations(run["seed"], devices)
-    done = _load_results(settings.out_dir, run, manifest)
+    done = gradefolder.load_results(settings.out_dir, run, manifest)
 
     _warn_about_ungraded(submissions)
     records_by_key, pending = {}, []
@@ -187,7 +179,7 @@ def _grade_all(paths, submissions, settings, manifest, isolation, workers):
                     pending.append((key, submission, notebook, task))
 
     results_path = os.path.join(settings.out_dir, gradefolder.RESULTS)
-    with _open_results(results_path) as results_file:
+    with gradefolder.open_results(results_path) as results_file:
         for key, record in _grade_pending(pending, manifest, expectations, settings, run, workers):
             records_by_key[key] = record
             results_file.write(json.dumps(record) + "\n")
@@ -202,42 +194,8 @@ def _grade_all(paths, submissions, settings, manifest, isolation, workers):
     return ordered
 
 
-def _open_results(path):
-    """results.jsonl for appending, on a new line: a run killed while writing may have left a last
-    line without its newline, and a record appended to it would make one line that no resume reads
-    (that record would be lost, and its task graded again). The fragment stays a line of its own,
-    which _load_results skips and the end of the run drops."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            ended = f.read(1) == b"\n"
-    except OSError:
-        ended = True  # no file yet, or an empty one
-    results_file = open(path, "a", encoding="utf-8")
-    if not ended:
-        results_file.write("\n")
-        results_file.flush()
-    return results_file
-
-
-def _remove_unfinished_writes(out_dir):
-    """Remove the temporary files (gradefolder.write_atomically's `.writing-*`) of a run killed while it
-    wrote its grade files: this run writes every one of those files again."""
-    for folder in (out_dir, os.path.join(out_dir, gradefolder.FEEDBACK)):
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith(".writing-") and not entry.is_dir(follow_symlinks=False):
-                try:
-                    os.unlink(entry.path)
-                except OSError:
-                    pass
-
-
 def _record_order(records_by_key):
-    task_index = {task.id: i for i, task in enumerate(TASKS)}
+    task_index = {task.id: i for i, task in enumerate(all_tasks())}
     return lambda key: (key[0], task_index[key[2]], records_by_key[key]["notebook"])
 
 
@@ -290,78 +248,6 @@ def _warn_about_ungraded(submissions):
                   f"({readable(submission.path)})", file=sys.stderr)
 
 
-# ------------------------------------------------------------------------------------------
-# Resuming: results.jsonl is read as untrusted input
-# ------------------------------------------------------------------------------------------
-
-STATUSES = ("passed", "failed", "error", "timeout")
-
-
-def _load_results(out_dir, run, manifest):
-    """The records of an earlier run with the same seed and device, keyed like the pending tasks.
-
-    Anyone (student code without a sandbox, too) could have written to results.jsonl, so a
-    line is kept only when every field is well-formed, and only its identity, status and
-    messages are taken from it: points, maximum, names and level come from the manifest.
-    A line that is not kept just means that task is graded again.
-    """
-    done = {}
-    path = os.path.join(out_dir, gradefolder.RESULTS)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.readlines()
-    except OSError:
-        return done  # no earlier run (or no readable one): grade everything
-    for line in lines:
-        record = _trusted_record(line, run, manifest)
-        if record:
-            done[(record["submission"], record["notebook_sha"], record["task"])] = record
-    return done
-
-
-def _trusted_record(line, run, manifest):
-    """The record on a results.jsonl line, rebuilt from its checked fields; None if malformed."""
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
-        return None  # a line cut short by an interruption, or not a record at all
-    if not isinstance(record, dict) or record.get("grader_fault"):
-        return None  # the grader itself failed on that task: try again
-    task = TASKS_BY_ID.get(record.get("task")) if isinstance(record.get("task"), str) else None
-    if task is None or task.id not in manifest.get(task.chapter, {}).get("tasks", {}):
-        return None
-    if record.get("seed") != run["seed"] or record.get("device") != run["device"]:
-        return None  # another run's cases or devices
-    texts = ("submission", "notebook", "notebook_sha")
-    notes = record.get("notes")
-    if (not all(isinstance(record.get(k), str) for k in texts) or record.get("status") not in STATUSES
-            or not isinstance(record.get("feedback"), (str, type(None)))
-            or not isinstance(notes, list) or not all(isinstance(n, str) for n in notes)
-            or not isinstance(record.get("duration_s"), (int, float)) or isinstance(record.get("duration_s"), bool)):
-        return None
-    # Built the way a fresh record is, so points and everything else come from the manifest.
-    base = _base_record(Submission(record["submission"], []),
-                        Notebook(record["notebook"], sha=record["notebook_sha"]), task, manifest, run)
-    base["notes"] = notes
-    finding = findings.from_json(record.get("finding"))
-    if (finding is None) != (record["status"] == "passed"):
-        return None  # a task that did not pass says what went wrong, as fields too
-    trusted = _finish(base, record["status"], record["feedback"], finding=finding)
-    trusted["duration_s"] = record["duration_s"]
-    return _readable_record(trusted)
-
-
-def _readable_record(value):
-    """The record with lone surrogates replaced in every string (see submissions.readable)."""
-    if isinstance(value, str):
-        return readable(value)
-    if isinstance(value, list):
-        return [_readable_record(item) for item in value]
-    if isinstance(value, dict):
-        return {readable(str(key)): _readable_record(item) for key, item in value.items()}
-    return value
-
-
 def _grade_pending(pending, manifest, expectations, settings, run, workers):
     """Yield (key, record) as workers finish; notebooks that cannot run never reach a worker.
 
@@ -379,14 +265,14 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         except Exception as exc:  # noqa: BLE001 - last resort: one notebook must not stop the batch
             error = f"{type(exc).__name__}: {exc}"
             failures.setdefault(task.id, []).append(error)
-            record = _finish(base, "error", f"the grader could not prepare this task ({error}); ask your "
+            record = gradefolder.finished(base, "error", f"the grader could not prepare this task ({error}); ask your "
                                             f"instructor to look at it",
                              finding=Finding("grader fault", detail="the grader could not prepare this task"))
             record["grader_fault"] = True  # not kept on resume: graded again
-            unprepared.append((key, _readable_record(record)))
+            unprepared.append((key, gradefolder.readable_record(record)))
             continue
         if problem:
-            unprepared.append((key, _readable_record(_finish(base, "error", problem, finding=problem_finding))))
+            unprepared.append((key, gradefolder.readable_record(gradefolder.finished(base, "error", problem, finding=problem_finding))))
         else:
             jobs.append((key, base, job))
     _stop_on_tasks_that_never_prepare(failures, pending)
@@ -409,7 +295,7 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         cases, expected = expectations.for_task(base["task"])
         judged = safe_verdict(base["task"], cases, expected, outcome, settings)
         base["notes"] += judged.warnings
-        yield key, _readable_record(_finish(base, judged.status, judged.message, outcome.get("seconds"),
+        yield key, gradefolder.readable_record(gradefolder.finished(base, judged.status, judged.message, outcome.get("seconds"),
                                             judged.finding))
     progress.close()
 
@@ -440,35 +326,8 @@ def _prepared(base, notebook, task, manifest, expectations, settings):
 
 
 def _base_record(submission, notebook, task, manifest, run):
-    return {
-        "submission": submission.id,
-        "notebook": os.path.basename(notebook.path),
-        "notebook_sha": notebook.sha,
-        "chapter": task.chapter,
-        "task": task.id,
-        "names": list(task.names),
-        "level": task.level,
-        "max_points": manifest[task.chapter]["tasks"][task.id]["points"],
-        "seed": run["seed"],
-        "device": run["device"],
-        "notes": [],
-        "started": time.time(),
-    }
-
-
-def _finish(record, status, feedback, seconds=None, finding=None):
-    """The finished record. duration_s is the task's own time: the worker's (`seconds`, measured
-    by the pool from sending the job to its reply) when a worker ran it, else the time since the
-    record was made (a task that never reached a worker is finished at once). finding: what was
-    wrong as fields (gptcourse/findings.py), None when the task passed."""
-    record = dict(record)
-    started = record.pop("started")
-    record["status"] = status
-    record["points"] = record["max_points"] if status == "passed" else 0
-    record["feedback"] = feedback
-    record["finding"] = finding.to_json() if finding else None
-    record["duration_s"] = seconds if seconds is not None else round(time.time() - started, 3)
-    return record
+    return gradefolder.new_record(submission.id, os.path.basename(notebook.path), notebook.sha, task,
+                                  manifest[task.chapter]["tasks"][task.id]["points"], run)
 
 
 def _progress_bar(total, enabled):
@@ -491,7 +350,7 @@ def safe_verdict(task_id, cases, expected, outcome, settings):
 # Worker pool
 # ------------------------------------------------------------------------------------------
 
-def start_workers(settings, manifest, chapters=CHAPTERS, workers=None):
+def start_workers(settings, manifest, chapters=None, workers=None):
     """The worker pool (started now unless given), with this run's feedback cleaning.
 
     Everything this process needs is imported before the first job is sent, so nothing a
@@ -500,7 +359,7 @@ def start_workers(settings, manifest, chapters=CHAPTERS, workers=None):
     """
     from grader import pool, scrub
 
-    _import_grading_code(chapters)
+    _import_grading_code(chapter_names() if chapters is None else chapters)
     if workers is None:
         workers = pool.WorkerPool(sandbox.choose(settings.sandbox), settings.jobs)
     workers.scrub = scrub.Scrubber.for_manifest(manifest).message
@@ -519,7 +378,7 @@ def _import_grading_code(chapters):
     import grader.verdict  # noqa: F401
 
     needed = {c for chapter in chapters for task in tasks_of(chapter) for c in chapters_for(task.id)}
-    for chapter in CHAPTERS:
+    for chapter in chapter_names():
         if chapter in needed:
             grader.chapters.chapter_module(chapter)
             grader.reference.chapter_module(chapter)

@@ -173,7 +173,7 @@ def task_maxima(records):
     chapters = {get_task(task_id).chapter for task_id in maxima}
     missing = [t.id for chapter in chapters for t in tasks_of(chapter) if t.id not in maxima]
     if missing:
-        from grader.engine import load_manifest
+        from grader.paths import load_manifest
 
         manifest = load_manifest()
         for task_id in missing:

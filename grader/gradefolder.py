@@ -4,11 +4,21 @@ A graded folder holds run.json (how the run was made), results.jsonl (one record
 task, appended as they come: what a resumed run keeps), grades.json and grades.csv (the
 gradebook), feedback/<submission>.md and report.html. Every module that writes there writes
 through write_atomically, and names a submission's file with safe_name.
+
+A record is one graded task of one submission: `new_record` starts it, `finished` completes
+it with the verdict. results.jsonl is read back as untrusted input (student code may have
+written it when there was no sandbox): `load_results` keeps a line only when `trusted_record`
+can rebuild it from well-formed fields.
 """
 import hashlib
+import json
 import os
 import re
 import tempfile
+import time
+
+from gptcourse import findings
+from gptcourse.tasks import get_task
 
 RUN = "run.json"
 RESULTS = "results.jsonl"
@@ -16,6 +26,9 @@ GRADES_JSON = "grades.json"
 GRADES_CSV = "grades.csv"
 FEEDBACK = "feedback"
 REPORT = "report.html"
+
+STATUSES = ("passed", "failed", "error", "timeout")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def write_atomically(path, data):
@@ -51,3 +64,163 @@ def safe_name(name):
     if safe != name:
         safe += "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return safe
+
+
+def readable(text):
+    """`text` with every lone surrogate replaced by U+FFFD.
+
+    Lone surrogates come from file names that are not UTF-8 (Python decodes their bytes
+    as surrogates) and from JSON escapes like "\\udcff"; they cannot be written as UTF-8,
+    so no name or message that holds one may reach a results file.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+# ------------------------------------------------------------------------------------------
+# Records
+# ------------------------------------------------------------------------------------------
+
+def new_record(submission, notebook, notebook_sha, task, max_points, run):
+    """A record being graded: who and what, before its verdict. `task` is a course task row."""
+    return {
+        "submission": submission,
+        "notebook": notebook,
+        "notebook_sha": notebook_sha,
+        "chapter": task.chapter,
+        "task": task.id,
+        "names": list(task.names),
+        "level": task.level,
+        "max_points": max_points,
+        "seed": run["seed"],
+        "device": run["device"],
+        "notes": [],
+        "started": time.time(),
+    }
+
+
+def finished(record, status, feedback, seconds=None, finding=None):
+    """The finished record. duration_s is the task's own time: the worker's (`seconds`, measured
+    by the pool from sending the job to its reply) when a worker ran it, else the time since the
+    record was made (a task that never reached a worker is finished at once). finding: what was
+    wrong as fields (gptcourse/findings.py), None when the task passed."""
+    record = dict(record)
+    started = record.pop("started")
+    record["status"] = status
+    record["points"] = record["max_points"] if status == "passed" else 0
+    record["feedback"] = feedback
+    record["finding"] = finding.to_json() if finding else None
+    record["duration_s"] = seconds if seconds is not None else round(time.time() - started, 3)
+    return record
+
+
+def readable_record(value):
+    """The record with lone surrogates replaced in every string (see readable)."""
+    if isinstance(value, str):
+        return readable(value)
+    if isinstance(value, list):
+        return [readable_record(item) for item in value]
+    if isinstance(value, dict):
+        return {readable(str(key)): readable_record(item) for key, item in value.items()}
+    return value
+
+
+# ------------------------------------------------------------------------------------------
+# results.jsonl: appended during a run, read back (as untrusted input) when a run resumes
+# ------------------------------------------------------------------------------------------
+
+def open_results(path):
+    """results.jsonl for appending, on a new line: a run killed while writing may have left a last
+    line without its newline, and a record appended to it would make one line that no resume reads
+    (that record would be lost, and its task graded again). The fragment stays a line of its own,
+    which load_results skips and the end of the run drops."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            ended = f.read(1) == b"\n"
+    except OSError:
+        ended = True  # no file yet, or an empty one
+    results_file = open(path, "a", encoding="utf-8")
+    if not ended:
+        results_file.write("\n")
+        results_file.flush()
+    return results_file
+
+
+def remove_unfinished_writes(out_dir):
+    """Remove the temporary files (write_atomically's `.writing-*`) of a run killed while it
+    wrote its grade files: this run writes every one of those files again."""
+    for folder in (out_dir, os.path.join(out_dir, FEEDBACK)):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".writing-") and not entry.is_dir(follow_symlinks=False):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
+
+def load_results(out_dir, run, manifest):
+    """The records of an earlier run with the same seed and device, keyed like the pending tasks.
+
+    Anyone (student code without a sandbox, too) could have written to results.jsonl, so a
+    line is kept only when every field is well-formed, and only its identity, status and
+    messages are taken from it: points, maximum, names and level come from the manifest.
+    A line that is not kept just means that task is graded again.
+    """
+    done = {}
+    path = os.path.join(out_dir, RESULTS)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+    except OSError:
+        return done  # no earlier run (or no readable one): grade everything
+    for line in lines:
+        record = trusted_record(line, run, manifest)
+        if record:
+            done[(record["submission"], record["notebook_sha"], record["task"])] = record
+    return done
+
+
+def _task_or_none(task_id):
+    """The course's task with this id; None for anything else (another type, an unknown id)."""
+    if not isinstance(task_id, str):
+        return None
+    try:
+        return get_task(task_id)
+    except KeyError:
+        return None
+
+
+def trusted_record(line, run, manifest):
+    """The record on a results.jsonl line, rebuilt from its checked fields; None if malformed."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # a line cut short by an interruption, or not a record at all
+    if not isinstance(record, dict) or record.get("grader_fault"):
+        return None  # the grader itself failed on that task: try again
+    task = _task_or_none(record.get("task"))
+    if task is None or task.id not in manifest.get(task.chapter, {}).get("tasks", {}):
+        return None
+    if record.get("seed") != run["seed"] or record.get("device") != run["device"]:
+        return None  # another run's cases or devices
+    texts = ("submission", "notebook", "notebook_sha")
+    notes = record.get("notes")
+    if (not all(isinstance(record.get(k), str) for k in texts) or record.get("status") not in STATUSES
+            or not isinstance(record.get("feedback"), (str, type(None)))
+            or not isinstance(notes, list) or not all(isinstance(n, str) for n in notes)
+            or not isinstance(record.get("duration_s"), (int, float)) or isinstance(record.get("duration_s"), bool)):
+        return None
+    finding = findings.from_json(record.get("finding"))
+    if (finding is None) != (record["status"] == "passed"):
+        return None  # a task that did not pass says what went wrong, as fields too
+    # Built the way a fresh record is, so points and everything else come from the manifest.
+    base = new_record(record["submission"], os.path.basename(record["notebook"]), record["notebook_sha"], task,
+                      manifest[task.chapter]["tasks"][task.id]["points"], run)
+    base["notes"] = notes
+    trusted = finished(base, record["status"], record["feedback"], finding=finding)
+    trusted["duration_s"] = record["duration_s"]
+    return readable_record(trusted)

@@ -258,7 +258,7 @@ def _read_json(path):
 
 def results_json(records, settings, run_info, notes):
     """Gradescope's results.json for one submission's task records (from grades.json)."""
-    from grader.engine import load_manifest
+    from grader.paths import load_manifest
     from grader.report import feedback_summary, graded_with, task_feedback
 
     manifest = load_manifest()

@@ -139,7 +139,7 @@ def generate_assignment(course_dir, assignment, chapter, db_url):
 
 def _check_points(notebook, chapter, cells, records):
     """Every task of the chapter has its check cell, with the grader's maximum."""
-    from grader.engine import load_manifest
+    from grader.paths import load_manifest
 
     manifest = load_manifest()
     maxima = {r["task"]: r["max_points"] for r in records if get_task(r["task"]).chapter == chapter}

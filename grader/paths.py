@@ -1,6 +1,7 @@
 """Where things are in the repository, and how to run nbgrader: shared by grader.build (which
 generates the release) and grader.nbgrader_course (which drives an nbgrader course), so that
-neither has to import the other."""
+neither has to import the other; and the reference manifest, which the grading tools read
+without importing the engine (or torch)."""
 import os
 import sys
 
@@ -10,6 +11,16 @@ COURSE = os.path.join(ROOT, "course")
 REFERENCE = os.path.join(ROOT, "grader", "reference")
 FIXTURES = os.path.join(COURSE, "gptcourse", "fixtures")
 NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrader_config.py")
+MANIFEST = os.path.join(REFERENCE, "manifest.json")
+
+
+def load_manifest():
+    """The reference manifest (grader/reference/manifest.json, written by the build): per chapter,
+    its setup cells and, per task, its points, its reference source and its check cell."""
+    import json
+
+    with open(MANIFEST, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def master_path(chapter):

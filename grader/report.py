@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from gptcourse.tasks import TASKS
+from gptcourse.tasks import all_tasks
 from grader import gradefolder
 from grader.gradefolder import safe_name, write_atomically
 
@@ -48,7 +48,7 @@ def by_submission(records):
 
 
 def csv_text(records):
-    graded_tasks = [t.id for t in TASKS if any(r["task"] == t.id for r in records)]
+    graded_tasks = [t.id for t in all_tasks() if any(r["task"] == t.id for r in records)]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["submission", "points", "max_points"] + [f"task {t}" for t in graded_tasks])

@@ -29,7 +29,8 @@ import zipfile
 from dataclasses import dataclass, field
 
 from gptcourse import conventions
-from gptcourse.tasks import CHAPTERS, get_task, task_of_cell
+from gptcourse.tasks import chapter_names, get_task, task_of_cell
+from grader.gradefolder import _LONE_SURROGATE, readable  # readable: also imported from here
 
 # Limits on what one submission may make the grader read. A notebook with its plots inline
 # is a few MB; a code cell, even with pasted data, far less than the cell limit.
@@ -38,7 +39,6 @@ MAX_CELL_CHARS = 5 * 2**20
 MAX_ZIP_NOTEBOOKS = 200
 MAX_ZIP_BYTES = 256 * 2**20  # all notebooks of one zip, unpacked
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -60,16 +60,6 @@ class Submission:
 
 class NotebookProblem(Exception):
     """A notebook file that cannot be graded; the message is shown to the student."""
-
-
-def readable(text):
-    """`text` with every lone surrogate replaced by U+FFFD.
-
-    Lone surrogates come from file names that are not UTF-8 (Python decodes their bytes
-    as surrogates) and from JSON escapes like "\\udcff"; they cannot be written as UTF-8,
-    so no name or message that holds one may reach a results file.
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 # ------------------------------------------------------------------------------------------
@@ -393,14 +383,14 @@ def _chapter_from_grade_ids(cells):
 def _chapter_from_path(path):
     """The chapter named by the file, else by its folder (nbgrader's <student>/<assignment>/)."""
     for name in (os.path.basename(path), os.path.basename(os.path.dirname(path))):
-        for chapter in CHAPTERS:
+        for chapter in chapter_names():
             if chapter in name or name.startswith(chapter[:3]):
                 return chapter
     return None
 
 
 def _first_graded_chapter(*candidates):
-    return next((c for c in candidates if c in CHAPTERS), None)
+    return next((c for c in candidates if c in chapter_names()), None)
 
 
 # ------------------------------------------------------------------------------------------

@@ -18,11 +18,8 @@ What stands in for "the file is in the repository":
 - the modules are loaded from tmp_path into sys.modules (this process), and a sitecustomize.py
   on the worker's PYTHONPATH registers the same course line and module there (the worker is
   another process, started by the real pool);
-- several modules import CHAPTERS / TASKS / TASKS_BY_ID by value when they are first imported,
-  before a test can register a chapter; `_as_if_listed_in_the_course` gives them the table with
-  the toy chapter in it, as a real chapter in COURSE would be from the start;
 - the build's output folders (grader.paths.SOLUTIONS, build.REFERENCE, build.FIXTURES, the
-  engine's MANIFEST, the self-check's FIXTURE_DIR) point into tmp_path, and the build's chapter
+  reference manifest grader.paths.MANIFEST, the self-check's FIXTURE_DIR) point into tmp_path, and the build's chapter
   list (build.CHAPTERS, and the nbgrader course it makes) is the toy chapter alone: building the
   nine real chapters would take minutes.
 The student release (`build.release_files`: nbgrader's generate_assignment in a subprocess)
@@ -180,15 +177,6 @@ def make_worker_know_the_chapter(monkeypatch, root):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
 
 
-def _as_if_listed_in_the_course(monkeypatch):
-    """Modules that took the course table by value at import see it with the toy chapter."""
-    from grader import engine, report, submissions
-
-    for module, name in ((engine, "CHAPTERS"), (engine, "TASKS"), (engine, "TASKS_BY_ID"),
-                         (submissions, "CHAPTERS"), (report, "TASKS")):
-        monkeypatch.setattr(module, name, getattr(course, name))
-
-
 @pytest.fixture
 def toy(tmp_path, monkeypatch):
     """The toy chapter written under tmp_path and registered; everything undone afterwards."""
@@ -227,7 +215,7 @@ def repository_status():
 # ------------------------------------------------------------------------------------------
 
 def test_a_new_chapter_is_its_five_pieces_and_one_course_line(toy, monkeypatch):
-    from grader import build, engine
+    from grader import build, engine, paths
 
     root, written = toy
     status_before = repository_status()
@@ -255,8 +243,7 @@ def test_a_new_chapter_is_its_five_pieces_and_one_course_line(toy, monkeypatch):
         selfcheck.check(TASK, cells["wrong_tripled.py"])
 
     # The grader: two students' notebooks, one worker process started by the real pool.
-    monkeypatch.setattr(engine, "MANIFEST", str(root / "reference" / "manifest.json"))
-    _as_if_listed_in_the_course(monkeypatch)
+    monkeypatch.setattr(paths, "MANIFEST", str(root / "reference" / "manifest.json"))
     make_worker_know_the_chapter(monkeypatch, root)
     for student, cell in (("wrong", "wrong_tripled.py"), ("right", "correct_sum.py")):
         nbformat.write(_student_notebook(CORPUS[cell]), _mkdirs(root / "subs" / student / f"{TOY}.ipynb"))

@@ -45,3 +45,14 @@ def test_the_older_module_spellings_still_work():
         out = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True, text=True,
                              timeout=120)
         assert out.returncode == 0 and "usage: python -m grader" in out.stdout, out.stderr
+
+
+def test_the_tools_that_read_a_grade_folder_do_not_import_torch():
+    """Exports, the nbgrader push, the reports and the grade folder's own module read JSON: they
+    take the manifest from grader.paths and records from grader.gradefolder, not from the engine."""
+    loaded = run("import sys",
+                 "from grader import class_report, exports, gradefolder, nbgrader_push, report",
+                 "from grader.paths import load_manifest",
+                 "assert load_manifest()",
+                 "print(sorted(m for m in ('torch', 'grader.engine') if m in sys.modules))")
+    assert loaded.strip() == "[]"

@@ -19,7 +19,7 @@ import pytest
 from factory import REPO, corpus_items, filled_notebook, manifest, write_notebook
 from gptcourse import worker_host
 from gptcourse.tasks import TASKS, tasks_of
-from grader import engine
+from grader import gradefolder
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
 SEED = 4242
@@ -44,7 +44,7 @@ def test_a_half_written_last_line_is_ignored_and_its_task_graded_again(tmp_path)
     path = tmp_path / "results.jsonl"
     whole, cut = record_line("3.1"), record_line("3.2")
     path.write_text(whole + "\n" + cut[: len(cut) // 2])  # killed in the middle of writing 3.2
-    done = engine._load_results(str(tmp_path), RUN, manifest())
+    done = gradefolder.load_results(str(tmp_path), RUN, manifest())
     assert list(done) == [("s", "abc", "3.1")]  # 3.2 is pending again, and nothing crashed
 
 
@@ -56,14 +56,14 @@ def test_a_record_appended_after_a_half_written_line_survives_the_next_resume(tm
     path = tmp_path / "results.jsonl"
     cut = record_line("3.2")
     path.write_text(record_line("3.1") + "\n" + cut[:40])
-    with engine._open_results(str(path)) as results_file:  # what the grader appends with
+    with gradefolder.open_results(str(path)) as results_file:  # what the grader appends with
         results_file.write(record_line("2.1") + "\n")
         results_file.flush()
-    done = engine._load_results(str(tmp_path), RUN, manifest())
+    done = gradefolder.load_results(str(tmp_path), RUN, manifest())
     assert sorted(done) == [("s", "abc", "2.1"), ("s", "abc", "3.1")]
     # The fragment became a line of its own (skipped); a file that ends properly gets no blank line.
     assert path.read_text().splitlines()[1] == cut[:40]
-    with engine._open_results(str(path)) as results_file:
+    with gradefolder.open_results(str(path)) as results_file:
         results_file.write(record_line("2.2") + "\n")
     assert "" not in path.read_text().splitlines()
 
@@ -71,7 +71,7 @@ def test_a_record_appended_after_a_half_written_line_survives_the_next_resume(tm
 def test_an_empty_or_missing_results_file_is_opened_for_appending(tmp_path):
     path = tmp_path / "results.jsonl"
     for _ in range(2):  # missing, then empty
-        with engine._open_results(str(path)):
+        with gradefolder.open_results(str(path)):
             pass
         assert path.read_text() == ""
 
@@ -85,7 +85,7 @@ def test_temporary_files_of_a_killed_write_are_removed_before_a_run(tmp_path):
     for path in kept:
         path.write_text("kept")
     (tmp_path / ".writing-dir").mkdir()  # not one of ours: a folder is left alone
-    engine._remove_unfinished_writes(str(tmp_path))
+    gradefolder.remove_unfinished_writes(str(tmp_path))
     assert not any(path.exists() for path in stale)
     assert all(path.read_text() == "kept" for path in kept) and (tmp_path / ".writing-dir").is_dir()
 

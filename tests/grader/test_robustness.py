@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from factory import corpus_items, filled_notebook, manifest, records_by_submission, run_grader, write_notebook
 from gptcourse.tasks import TASKS, tasks_of
 from grader import submissions
-from grader.engine import _graded_notebooks, _load_results
+from grader.engine import _graded_notebooks
+from grader.gradefolder import load_results
 from grader.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, read_notebook
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
@@ -334,7 +335,7 @@ def test_resume_recomputes_points_from_status_and_manifest(tmp_path):
         good_line("3.1", "failed", points=99, max_points=99),
         good_line("3.2", "passed", points=99, max_points=99, names=["os"], level="Z"),
     ]) + "\n")
-    done = _load_results(str(tmp_path), RUN, manifest())
+    done = load_results(str(tmp_path), RUN, manifest())
     failed, passed = done[("s", "abc", "3.1")], done[("s", "abc", "3.2")]
     points = {t: manifest()[CH03]["tasks"][t]["points"] for t in ("3.1", "3.2")}
     assert (failed["points"], failed["max_points"]) == (0, points["3.1"])
@@ -353,24 +354,24 @@ def test_resume_recomputes_points_from_status_and_manifest(tmp_path):
 ], ids=lambda line: line[:60])
 def test_resume_ignores_a_malformed_or_foreign_record(tmp_path, line):
     (tmp_path / "results.jsonl").write_text(line + "\n")
-    assert _load_results(str(tmp_path), RUN, manifest()) == {}
+    assert load_results(str(tmp_path), RUN, manifest()) == {}
 
 
 def test_resume_keeps_a_well_formed_finding(tmp_path):
     """What went wrong, as fields (the class report groups on them), survives a resume."""
     (tmp_path / "results.jsonl").write_text(good_line("3.1", "failed") + "\n")
-    [record] = _load_results(str(tmp_path), RUN, manifest()).values()
+    [record] = load_results(str(tmp_path), RUN, manifest()).values()
     assert record["finding"] == FINDING and record["status"] == "failed"
 
 
 def test_resume_reads_past_bytes_that_are_not_utf8(tmp_path):
     (tmp_path / "results.jsonl").write_bytes(b"\xff\xfe garbage\n" + good_line().encode() + b"\n")
-    assert list(_load_results(str(tmp_path), RUN, manifest())) == [("s", "abc", "3.2")]
+    assert list(load_results(str(tmp_path), RUN, manifest())) == [("s", "abc", "3.2")]
 
 
 def test_resumed_strings_cannot_carry_lone_surrogates(tmp_path):
     (tmp_path / "results.jsonl").write_text(good_line(feedback="bad \udcff", notes=["\ud800"]) + "\n")
-    [record] = _load_results(str(tmp_path), RUN, manifest()).values()
+    [record] = load_results(str(tmp_path), RUN, manifest()).values()
     assert record["feedback"] == "bad \ufffd" and record["notes"] == ["\ufffd"]
 
 
