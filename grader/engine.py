@@ -5,6 +5,17 @@ probes (gptcourse/worker_host.py). This process only compares the returned obser
 reference's (computed here, never in a process that ran student code). A crash, hang,
 exit or memory bomb ends only its own worker. Results are appended to results.jsonl as
 they arrive, so an interrupted batch resumes where it stopped.
+
+The stages of `grade`, in order:
+1. discover     the submissions and their notebooks (grader/submissions.py: discover);
+2. prepare      per task, the student's cell and the worker's job, or why there is none
+                (_prepared, _job); the records of an earlier run are kept (gradefolder.load_results);
+3. expected     the cases and the reference's observations, computed here (Expectations);
+4. run          the jobs in sandboxed workers (grader/pool.py, through start_workers);
+5. verdict      observations against expectations: status, message and finding
+                (grader/verdict.py, through safe_verdict);
+6. write        results.jsonl as records arrive, then grades, feedback, the class report and
+                run.json (grader/gradefolder.py, grader/report.py).
 """
 import json
 import os
