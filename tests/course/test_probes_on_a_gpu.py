@@ -33,7 +33,7 @@ def test_the_model_is_moved_to_the_case_device_before_it_runs(task_id, kind_name
 
     case = next(c for c in public_cases(task_id) if c.kind == kind_name)
     probe = _probe_on_meta(task_id, kind_name, case)
-    devices = {param.device.type for param in probe.model.parameters()}
+    devices = {param.device.type for param in probe.kept["model"].parameters()}
     assert devices == {"meta"}, devices
 
 
