@@ -308,10 +308,6 @@ def _list_difference(got, expected):
     return f"expected {_shown(expected)}, got {_shown(got)}", "a different value"
 
 
-def _structure_difference(got, expected):
-    return "attributes differ from the spec: " + "; ".join(_attribute_differences(got, expected))
-
-
 def _attribute_differences(got, expected):
     """One sentence per attribute that differs from the spec's description."""
     return [f"`{attr}` should be {want}, yours is {got.get(attr, 'missing')}"
@@ -403,9 +399,9 @@ def _explain(task_id, kind, key, have, want, got, expected, case, variants):
     wrong = Finding("wrong result", observed=name)
     if key == "structure":
         hint = property_hint(task_id, key, got, expected, case)
-        differences = _attribute_differences(have, want)
-        return (_structure_difference(have, want) + (f" — {hint}" if hint else ""),
-                replace(wrong, difference="; ".join(differences), hint=hint))
+        differences = "; ".join(_attribute_differences(have, want))
+        return (f"attributes differ from the spec: {differences}" + (f" — {hint}" if hint else ""),
+                replace(wrong, difference=differences, hint=hint))
     if key == "extra_parameters":
         what = kind.messages.get(key, 'your module has parameters the spec does not have')
         return f"{what}: {', '.join(have)}", replace(wrong, difference=what)
