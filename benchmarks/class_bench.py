@@ -79,8 +79,8 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--profiled-grader"]:  # interna
     sys.exit(profiled_grader(sys.argv[2], sys.argv[4:]))
 
 from factory import corpus_items, filled_notebook  # noqa: E402
-from gptcourse.tasks import CHAPTERS, TASKS, tasks_of  # noqa: E402
-from gptcourse.worker_host import _process_table, descendants, rss_mb  # noqa: E402
+from gptcourse.checking.tasks import CHAPTERS, TASKS, tasks_of  # noqa: E402
+from gptcourse.checking.worker_host import _process_table, descendants, rss_mb  # noqa: E402
 from grade_bench import machine  # noqa: E402
 from grader import nbgrader_course  # noqa: E402
 
@@ -326,7 +326,7 @@ def profiled_jobs(profile_path, seed, device):
     """One job per task (the reference solution as the student's cell), each run twice in this
     process (the first warms up lazily initialised parts, as the worker host's warm-up does) and
     the second under cProfile: {task: {total, student_cell, probes}} and the combined stats."""
-    from gptcourse import probes, worker_host
+    from gptcourse.checking import probes, worker_host
     from grader import engine, pool
 
     pool.prepare_tokenizer_files()  # as the worker pool does before starting its hosts

@@ -28,7 +28,7 @@ sys.path[:0] = [os.path.join(REPO, "course"), REPO, os.path.join(REPO, "tests")]
 import torch  # noqa: E402
 
 from factory import corpus_items, filled_notebook, records_by_submission, run_grader  # noqa: E402
-from gptcourse.tasks import CHAPTERS  # noqa: E402
+from gptcourse.checking.tasks import CHAPTERS  # noqa: E402
 from grader import nbgrader_course  # noqa: E402
 
 

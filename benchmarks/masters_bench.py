@@ -19,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # tests/ holds the helpers, tests/notebooks the test whose budgets this reports against.
 sys.path[:0] = [os.path.join(REPO, "course"), REPO, os.path.join(REPO, "tests"), os.path.join(REPO, "tests", "notebooks")]
 
-from gptcourse.tasks import CHAPTERS  # noqa: E402
+from gptcourse.checking.tasks import CHAPTERS  # noqa: E402
 from test_masters_run import BUDGET_SECONDS, HANG_SECONDS  # noqa: E402
 
 

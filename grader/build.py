@@ -7,7 +7,7 @@ One source for each fact: a task's solution exists only in its master's solution
 - grader/reference/chNN_*.py and grader/reference/manifest.json: the masters' setup cells
   and solution cells with the solution markers removed;
 - course/NN_*.ipynb: the student release, made by `nbgrader generate_assignment`;
-- course/gptcourse/fixtures/NN_*.json: the reference's observations on the public cases.
+- course/gptcourse/checking/fixtures/NN_*.json: the reference's observations on the public cases.
 """
 import argparse
 import difflib
@@ -19,8 +19,8 @@ import tempfile
 
 import nbformat
 
-from gptcourse import conventions, records
-from gptcourse.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
+from gptcourse.checking import conventions, records
+from gptcourse.checking.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
 from grader.nbgrader_course import make_course
 from grader.paths import (  # noqa: F401 - SOLUTIONS, nbgrader_command: imported from here by other tools
     COURSE, FIXTURES, REFERENCE, ROOT, SOLUTIONS, master_path, nbgrader_command)

@@ -9,7 +9,7 @@ so it opens offline and can be mailed or archived. It shows:
 - the submissions that errored, timed out or could not be read, linked to their feedback.
 
 Mistakes are grouped by a label made from each record's finding (the verdict as fields,
-gptcourse/findings.py; see `mistake_of`): the known mistake the grader recognised, else the
+gptcourse/checking/findings.py; see `mistake_of`): the known mistake the grader recognised, else the
 observation and the first clause of the hint, else the sort of difference; for errors, the
 exception and the step that raised it. Rewording a message does not regroup the class.
 Names and feedback come from students: everything is HTML-escaped.
@@ -25,7 +25,7 @@ import re
 import statistics
 import urllib.parse
 
-from gptcourse import findings
+from gptcourse.checking import findings
 from grader import gradefolder
 from grader.gradefolder import safe_name, write_atomically
 
@@ -60,7 +60,7 @@ def mistake_of(record):
     """(kind, label) of a record that did not pass; records with the same pair are one mistake.
 
     kind is one of KINDS. The label is made from the record's finding (the verdict as fields,
-    gptcourse/findings.py), never read back from the message, and leaves out what differs from
+    gptcourse/checking/findings.py), never read back from the message, and leaves out what differs from
     one student to the next (the numbers of a difference, the student's line, the arguments of
     the call that raised), so that the same mistake groups together.
     """

@@ -1,7 +1,7 @@
 """The grading engine: submissions in, grades.csv / grades.json / feedback out.
 
 For every (submission, task) a worker process runs the student's task cell and the task's
-probes (gptcourse/worker_host.py). This process only compares the returned observations with the
+probes (gptcourse/checking/worker_host.py). This process only compares the returned observations with the
 reference's (computed here, never in a process that ran student code). A crash, hang,
 exit or memory bomb ends only its own worker. Results are appended to results.jsonl as
 they arrive, so an interrupted batch resumes where it stopped.
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gptcourse.findings import Finding
-from gptcourse.tasks import all_tasks, carried_tasks, chapter_names, chapters_for, get_task, tasks_of
+from gptcourse.checking.findings import Finding
+from gptcourse.checking.tasks import all_tasks, carried_tasks, chapter_names, chapters_for, get_task, tasks_of
 from grader import gradefolder, preflight, report, sandbox
 from grader.paths import load_manifest
 from grader.submissions import check_cell_note, discover, find_task_cell, readable
@@ -65,7 +65,7 @@ class Expectations:
     needed to judge, so they are computed while the first workers run. Each hidden case runs
     on every device of the run and, when its kind supports it, once more on the meta device
     right after the CPU, to catch tensors created on the CPU inside the code (see
-    gptcourse/probes.py) on graders without a GPU.
+    gptcourse/checking/probes.py) on graders without a GPU.
     """
 
     def __init__(self, seed, devices):
@@ -74,7 +74,7 @@ class Expectations:
 
     def cases(self, task_id):
         if task_id not in self._cases:
-            from gptcourse.probes import META, device_pass_supported
+            from gptcourse.checking.probes import META, device_pass_supported
             from grader.chapters import case_for_device, hidden_cases
 
             cases, origins = [], []

@@ -38,8 +38,8 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from gptcourse import tasks as _tasks
-from gptcourse.tasks import CHAPTERS, get_task, tasks_of
+from gptcourse.checking import tasks as _tasks
+from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of
 from grader import gradefolder
 
 FORMATS = ("canvas", "moodle")
@@ -151,7 +151,7 @@ def read_roster(path):
 def chapter_title(chapter):
     """'Chapter 02 — Attention and causal masking': the chapter's heading in the course table
     (its notebook's first line, tests/test_chapter_structure.py checks)."""
-    from gptcourse.course import get_chapter
+    from gptcourse.checking.course import get_chapter
 
     try:
         return get_chapter(chapter).heading

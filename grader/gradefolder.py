@@ -17,8 +17,8 @@ import re
 import tempfile
 import time
 
-from gptcourse import findings
-from gptcourse.tasks import get_task
+from gptcourse.checking import findings
+from gptcourse.checking.tasks import get_task
 
 RUN = "run.json"
 RESULTS = "results.jsonl"
@@ -102,7 +102,7 @@ def finished(record, status, feedback, seconds=None, finding=None):
     """The finished record. duration_s is the task's own time: the worker's (`seconds`, measured
     by the pool from sending the job to its reply) when a worker ran it, else the time since the
     record was made (a task that never reached a worker is finished at once). finding: what was
-    wrong as fields (gptcourse/findings.py), None when the task passed."""
+    wrong as fields (gptcourse/checking/findings.py), None when the task passed."""
     record = dict(record)
     started = record.pop("started")
     record["status"] = status

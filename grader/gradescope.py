@@ -44,7 +44,7 @@ import tempfile
 import time
 import zipfile
 
-from gptcourse.tasks import CHAPTERS, tasks_of
+from gptcourse.checking.tasks import CHAPTERS, tasks_of
 from grader import gradefolder
 
 DEFAULT_ROOT = "/autograder"

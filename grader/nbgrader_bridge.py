@@ -16,9 +16,9 @@ agreement test between the two graders sets them).
 import os
 import secrets
 
-from gptcourse.probes import ProbeContext, observe
-from gptcourse.selfcheck import defer_to_hidden_tests
-from gptcourse.tasks import carried_tasks, get_task
+from gptcourse.checking.probes import ProbeContext, observe
+from gptcourse.checking.selfcheck import defer_to_hidden_tests
+from gptcourse.checking.tasks import carried_tasks, get_task
 from grader.engine import Expectations, devices_for
 from grader.reference import reference_object
 from grader.verdict import verdict

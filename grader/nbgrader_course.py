@@ -21,8 +21,8 @@ import os
 import shutil
 import subprocess
 
-from gptcourse import conventions
-from gptcourse.tasks import CHAPTERS, task_of_cell
+from gptcourse.checking import conventions
+from gptcourse.checking.tasks import CHAPTERS, task_of_cell
 from grader.paths import NBGRADER_CONFIG, ROOT, master_path, nbgrader_command
 
 # The kernels nbgrader starts must import `gptcourse` (the student package, in course/) and

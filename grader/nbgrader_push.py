@@ -36,8 +36,8 @@ import subprocess
 import sys
 import warnings
 
-from gptcourse import conventions
-from gptcourse.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
+from gptcourse.checking import conventions
+from gptcourse.checking.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
 
 
 class PushError(Exception):

@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(ROOT, "solutions")
 COURSE = os.path.join(ROOT, "course")
 REFERENCE = os.path.join(ROOT, "grader", "reference")
-FIXTURES = os.path.join(COURSE, "gptcourse", "fixtures")
+FIXTURES = os.path.join(COURSE, "gptcourse", "checking", "fixtures")
 NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrader_config.py")
 MANIFEST = os.path.join(REFERENCE, "manifest.json")
 

@@ -1,6 +1,6 @@
 """The grader's side of the worker hosts: a pool of hosts, and what it accepts from them.
 
-Each host (gptcourse/worker_host.py) runs one job at a time; the pool keeps `jobs` hosts
+Each host (gptcourse/checking/worker_host.py) runs one job at a time; the pool keeps `jobs` hosts
 busy, restarts a host that dies (student code may kill it), and turns every reply into an
 *outcome* for the verdict:
 
@@ -26,7 +26,7 @@ from collections import deque
 
 import numpy as np
 
-from gptcourse import records, worker_host
+from gptcourse.checking import records, worker_host
 from grader import sandbox
 
 MAX_MESSAGE_BYTES = 32 << 20  # what one task's observations may take, as JSON text
@@ -321,7 +321,7 @@ class WorkerPool:
                 self.close()
                 raise SystemExit("the grader's worker processes could not start (tried "
                                  f"{self.failed_starts} times; sandbox: {self.isolation.sandbox}). "
-                                 "Try --sandbox none, or check that `python -m gptcourse.worker_host` runs."
+                                 "Try --sandbox none, or check that `python -m gptcourse.checking.worker_host` runs."
                                  + (f"\nThe last one's error output ended with:\n{said[-STDERR_TAIL:]}"
                                     if said else "\nThe last one wrote nothing to its error output."))
         host.stop()

@@ -17,7 +17,7 @@ Two checks need the grading process itself:
 import os
 import tempfile
 
-from gptcourse.tasks import chapter_module
+from gptcourse.checking.tasks import chapter_module
 
 MIRROR_HELP = ("put the course's data files into a folder and set GPTCOURSE_DATA_MIRROR to it (the files and "
                "their names are listed in docs/publishing.md; a checkout's Makefile uses ../shared/data), or run "

@@ -91,7 +91,7 @@ def selector(students=None, tasks=None, everyone=False):
 
 def check_selection(results, students=None, tasks=None):
     """Unknown student ids or task ids are typos: stop before anything is removed."""
-    from gptcourse.tasks import TASKS_BY_ID
+    from gptcourse.checking.tasks import TASKS_BY_ID
 
     known_students = {r.get("submission") for _, r in results if r}
     if students:

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from gptcourse.tasks import all_tasks
+from gptcourse.checking.tasks import all_tasks
 from grader import gradefolder
 from grader.gradefolder import safe_name, write_atomically
 

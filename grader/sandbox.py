@@ -19,7 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from gptcourse import worker_host
+from gptcourse.checking import worker_host
 
 # What graded code could want from the rest of the machine (read-only): the system's
 # programs and libraries, and the configuration Python and torch read.
@@ -73,7 +73,7 @@ def bwrap_problem():
 
 def host_command(isolation):
     """The command that starts one worker host, and its environment."""
-    python = [sys.executable, "-m", "gptcourse.worker_host"]
+    python = [sys.executable, "-m", "gptcourse.checking.worker_host"]
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     env.update(PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                GPTCOURSE_HIDDEN_PACKAGES="grader", PYTHONPATH=os.pathsep.join(host_python_path()))

@@ -28,8 +28,8 @@ import stat
 import zipfile
 from dataclasses import dataclass, field
 
-from gptcourse import conventions
-from gptcourse.tasks import chapter_names, get_task, task_of_cell
+from gptcourse.checking import conventions
+from gptcourse.checking.tasks import chapter_names, get_task, task_of_cell
 from grader.gradefolder import _LONE_SURROGATE, readable  # readable: also imported from here
 
 # Limits on what one submission may make the grader read. A notebook with its plots inline

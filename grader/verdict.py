@@ -2,14 +2,14 @@
 
 Used by the course grader (on observations sent by a worker process) and by the nbgrader
 bridge (on observations made in the notebook's kernel), so both give the same grades.
-Besides the message, a verdict that is not a pass carries a Finding (gptcourse/findings.py):
+Besides the message, a verdict that is not a pass carries a Finding (gptcourse/checking/findings.py):
 the same verdict as fields, for the class report.
 """
 from dataclasses import replace
 from typing import NamedTuple, Optional
 
-from gptcourse.findings import Finding
-from gptcourse.judge import judge_finding
+from gptcourse.checking.findings import Finding
+from gptcourse.checking.judge import judge_finding
 
 
 class Verdict(NamedTuple):

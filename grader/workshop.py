@@ -20,8 +20,8 @@ import sys
 
 import nbformat
 
-from gptcourse.tasks import CHAPTERS, carried_tasks, get_task, task_of_cell
-from gptcourse import conventions
+from gptcourse.checking.tasks import CHAPTERS, carried_tasks, get_task, task_of_cell
+from gptcourse.checking import conventions
 from grader.build import COURSE, SOLUTIONS, build_manifest, master_path, names_read, read_notebook
 
 ANSWER_TAG = "answer"

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gptcourse.tasks import carried_tasks, chapters_for, get_task, task_of_cell
+from gptcourse.checking.tasks import carried_tasks, chapters_for, get_task, task_of_cell
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus"

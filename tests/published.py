@@ -252,7 +252,7 @@ class ColabRuntime:
 def first_wrong_item(chapter):
     """The corpus's first wrong cell of the chapter's first task: the student's one mistake."""
     from factory import corpus_items
-    from gptcourse.tasks import tasks_of
+    from gptcourse.checking.tasks import tasks_of
 
     first_task = tasks_of(chapter)[0].id
     return next(item for item in corpus_items() if item.task == first_task and item.expect == "wrong"

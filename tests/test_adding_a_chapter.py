@@ -4,7 +4,7 @@ A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly 
 docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 
 1. its master notebook (the cell conventions: metadata, setup, task text, solution, check);
-2. its public chapter module, gptcourse.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
+2. its public chapter module, gptcourse.checking.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
 3. its hidden chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
 4. its corpus: a wrong and a correct student cell;
 5. one line of the course table, a `Chapter(...)` (registered with register_chapter).
@@ -37,8 +37,8 @@ import sys
 import nbformat
 import pytest
 
-from gptcourse import conventions, course, selfcheck
-from gptcourse.selfcheck import SelfCheckFailed
+from gptcourse.checking import conventions, course, selfcheck
+from gptcourse.checking.selfcheck import SelfCheckFailed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOY = "99_toy"
@@ -49,14 +49,14 @@ MISTAKE = "the input is tripled, not doubled"
 # The five pieces of the toy chapter
 # ------------------------------------------------------------------------------------------
 
-# 5. The one line of the course table (gptcourse/course.py), evaluated in course.py's namespace.
+# 5. The one line of the course table (gptcourse/checking/course.py), evaluated in course.py's namespace.
 COURSE_LINE = 'Chapter("99_toy", "A toy chapter", 60, (task("99.1", ("double",), "B", "Doubling a tensor"),))'
 
 # 2. The public chapter module: how the task is probed, how feedback names what it saw.
 PUBLIC_MODULE = '''\
 """Chapter 99, a toy: double(x) returns a tensor twice its input."""
-from gptcourse import kinds
-from gptcourse.chapters import TaskSpec
+from gptcourse.checking import kinds
+from gptcourse.checking.chapters import TaskSpec
 
 CHAPTER = "99_toy"
 KEY_NAMES = {"doubled": "Doubled tensor"}
@@ -72,7 +72,7 @@ SPECS = {
 # drawn from the grading seed, and one known mistake.
 HIDDEN_MODULE = '''\
 """Hidden cases and the known mistake of the toy chapter."""
-from gptcourse.records import Case
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 
 
@@ -136,14 +136,14 @@ def write_chapter(root):
     returns what the chapter is made of: those paths and the course table's line."""
     files = {
         "solutions/99_toy.ipynb": nbformat.writes(master_notebook()),
-        "course/gptcourse/chapters/ch99_toy.py": PUBLIC_MODULE,
+        "course/gptcourse/checking/chapters/ch99_toy.py": PUBLIC_MODULE,
         "grader/chapters/ch99_toy.py": HIDDEN_MODULE,
         **{f"tests/corpus/{TASK}/{name}": source for name, source in CORPUS.items()},
     }
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
-    return [*files, f"course/gptcourse/course.py: {COURSE_LINE}"]
+    return [*files, f"course/gptcourse/checking/course.py: {COURSE_LINE}"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -161,18 +161,18 @@ def load_module(monkeypatch, name, path):
 
 # Run by the worker host's interpreter at start-up (Python imports `sitecustomize` from its path).
 WORKER_SITECUSTOMIZE = '''\
-import gptcourse.chapters
-from gptcourse import course
+import gptcourse.checking.chapters
+from gptcourse.checking import course
 
 course.register_chapter(eval({line!r}, vars(course)))
-gptcourse.chapters.__path__.append({public_dir!r})
+gptcourse.checking.chapters.__path__.append({public_dir!r})
 '''
 
 
 def make_worker_know_the_chapter(monkeypatch, root):
     site = root / "worker_site"
     site.mkdir()
-    public_dir = str(root / "course" / "gptcourse" / "chapters")
+    public_dir = str(root / "course" / "gptcourse" / "checking" / "chapters")
     (site / "sitecustomize.py").write_text(WORKER_SITECUSTOMIZE.format(line=COURSE_LINE, public_dir=public_dir))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
 
@@ -184,7 +184,7 @@ def toy(tmp_path, monkeypatch):
     course.register_chapter(eval(COURSE_LINE, vars(course)))
     selfcheck.load_fixtures.cache_clear()
     try:
-        load_module(monkeypatch, "gptcourse.chapters.ch99_toy", tmp_path / "course/gptcourse/chapters/ch99_toy.py")
+        load_module(monkeypatch, "gptcourse.checking.chapters.ch99_toy", tmp_path / "course/gptcourse/checking/chapters/ch99_toy.py")
         load_module(monkeypatch, "grader.chapters.ch99_toy", tmp_path / "grader/chapters/ch99_toy.py")
         yield tmp_path, written
     finally:
@@ -257,9 +257,9 @@ def test_a_new_chapter_is_its_five_pieces_and_one_course_line(toy, monkeypatch):
 
     # The point: the chapter needed its five pieces, and nothing shared names it.
     assert sorted(written) == sorted([
-        "solutions/99_toy.ipynb", "course/gptcourse/chapters/ch99_toy.py", "grader/chapters/ch99_toy.py",
+        "solutions/99_toy.ipynb", "course/gptcourse/checking/chapters/ch99_toy.py", "grader/chapters/ch99_toy.py",
         "tests/corpus/99.1/correct_sum.py", "tests/corpus/99.1/wrong_tripled.py",
-        f"course/gptcourse/course.py: {COURSE_LINE}"])
+        f"course/gptcourse/checking/course.py: {COURSE_LINE}"])
     assert shared_files_naming_the_toy_chapter() == []
     assert repository_status() == status_before, "the test wrote into the repository"
 

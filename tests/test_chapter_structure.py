@@ -10,15 +10,15 @@ import sys
 import pytest
 
 from factory import REPO, manifest
-from gptcourse.probes import META, device_pass_supported
-from gptcourse.course import chapters
-from gptcourse.tasks import CHAPTERS, TASKS, carried_tasks, chapter_module, chapters_for, get_task, tasks_of
+from gptcourse.checking.probes import META, device_pass_supported
+from gptcourse.checking.course import chapters
+from gptcourse.checking.tasks import CHAPTERS, TASKS, carried_tasks, chapter_module, chapters_for, get_task, tasks_of
 
 # Shared code: what a new chapter must never have to edit.
 GENERIC_FILES = [
-    "course/gptcourse/probes.py", "course/gptcourse/judge.py",
-    *sorted(str(path.relative_to(REPO)) for path in (REPO / "course/gptcourse/kinds").glob("*.py")),
-    "course/gptcourse/selfcheck.py", "course/gptcourse/records.py", "course/gptcourse/tasks.py",
+    "course/gptcourse/checking/probes.py", "course/gptcourse/checking/judge.py",
+    *sorted(str(path.relative_to(REPO)) for path in (REPO / "course/gptcourse/checking/kinds").glob("*.py")),
+    "course/gptcourse/checking/selfcheck.py", "course/gptcourse/checking/records.py", "course/gptcourse/checking/tasks.py",
     "grader/hidden/expectations.py", "grader/hidden/casekit.py", "grader/chapters/__init__.py",
     "grader/engine.py", "grader/verdict.py", "grader/build.py",
 ]
@@ -37,7 +37,7 @@ def test_shared_code_names_no_task(path):
 def test_each_chapter_has_its_public_and_hidden_module(chapter):
     """Each side of a chapter ends with one spec per task: the public TaskSpec (probes, hints)
     and the hidden HiddenSpec (cases, known mistakes), for exactly the course table's tasks."""
-    from gptcourse.chapters import TaskSpec
+    from gptcourse.checking.chapters import TaskSpec
     from grader.chapters import HiddenSpec, chapter_module as hidden_module, hidden_cases
 
     public, hidden = chapter_module(chapter), hidden_module(chapter)
@@ -222,7 +222,7 @@ def test_the_readme_chapter_table_is_the_course_table():
     readme = (REPO / "README.md").read_text().splitlines()
     rows = [line for line in readme if line.startswith("| ") and "(course/" in line and ".ipynb)" in line]
     assert rows == [readme_row(chapter) for chapter in chapters()], \
-        "README.md's chapter table differs from gptcourse/course.py: update the README"
+        "README.md's chapter table differs from gptcourse/checking/course.py: update the README"
 
 
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.name)

@@ -2,15 +2,26 @@
 
     from gptcourse import check, get_device, get_encoding, fetch, read_text, progress_bar
 
-The names are loaded on first use, so that `import gptcourse.worker_host` (the grader's
-worker processes) or `gptcourse.data` does not pay for importing torch before it needs to.
+The package has two parts, by who uses them:
+
+- here, at the top: what a notebook calls. Data and tokenizer (data, tokenizer), the device
+  and what it can do (device, runtime), plots, progress bars, the training and decoding
+  helpers of chapters 05-09 (pretrain, speedups, kvcache, gpt2_weights, finetune, instruct,
+  evaluate), the carry-over cell (carry) and the one-line messages for unfinished tasks
+  (notebook). `links` says where the course is published.
+- `gptcourse.checking`: the machinery behind `check(...)` and the grader, which a student
+  never needs to read (see its __init__).
+
+The names below are loaded on first use, so that `import gptcourse.checking.worker_host` (the
+grader's worker processes) or `gptcourse.data` does not pay for importing torch before it
+needs to.
 """
 import importlib
 
 __all__ = ["check", "SelfCheckFailed", "fetch", "read_text", "get_device", "get_encoding", "progress_bar"]
 __version__ = "0.1.0"
 
-_HOME = {"check": "selfcheck", "SelfCheckFailed": "selfcheck", "fetch": "data", "read_text": "data",
+_HOME = {"check": "checking.selfcheck", "SelfCheckFailed": "checking.selfcheck", "fetch": "data", "read_text": "data",
          "get_device": "device", "get_encoding": "tokenizer", "progress_bar": "progress"}
 
 

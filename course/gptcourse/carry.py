@@ -34,9 +34,9 @@ import os
 import sys
 import types
 
-from . import conventions
-from .selfcheck import SelfCheckFailed, check
-from .tasks import carried_tasks, get_task, tasks_of
+from .checking import conventions
+from .checking.selfcheck import SelfCheckFailed, check
+from .checking.tasks import carried_tasks, get_task, tasks_of
 
 # Set by the course's nbgrader configuration: the module whose reference_object(task_id, name)
 # gives the versions of earlier tasks that grading uses.

@@ -24,7 +24,7 @@ import os
 import re
 import sys
 
-from gptcourse import conventions
+from gptcourse.checking import conventions
 
 # The course's repository on GitHub (without .git); `--repository` rewrites this line.
 REPOSITORY = "https://github.com/gpt-from-scratch/course"

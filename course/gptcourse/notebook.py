@@ -30,7 +30,7 @@ import contextlib
 import re
 import sys
 
-from . import tasks
+from .checking import tasks
 
 _STUB_ERRORS = (NotImplementedError, NameError)
 

@@ -1,6 +1,6 @@
 """The hidden side of each chapter: its cases and its known mistakes.
 
-A module `chNN_name.py` here (found by name from gptcourse.course) ends with SPECS:
+A module `chNN_name.py` here (found by name from gptcourse.checking.course) ends with SPECS:
 {task id: HiddenSpec(...)}, everything hidden about each task in one place (see HiddenSpec).
 `hidden_spec(task_id)` finds a task's; the functions below answer from it, so nothing in this
 package outside the chapter modules knows a task.
@@ -9,7 +9,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from gptcourse.tasks import get_task
+from gptcourse.checking.tasks import get_task
 from grader.hidden.casekit import hidden_rng, public_rng
 
 

@@ -6,7 +6,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from gptcourse.data import read_text
-from gptcourse.records import Case
+from gptcourse.checking.records import Case
 from gptcourse.tokenizer import get_encoding
 from grader.chapters import HiddenSpec
 from grader.reference import reference_object

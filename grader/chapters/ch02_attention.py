@@ -4,8 +4,8 @@ import functools
 import numpy as np
 import torch
 
-from gptcourse.chapters.ch02_attention import causal_attention_arguments, self_attention_arguments
-from gptcourse.records import Case
+from gptcourse.checking.chapters.ch02_attention import causal_attention_arguments, self_attention_arguments
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
 from grader.hidden.casekit import shape_label, subclass_with_forward

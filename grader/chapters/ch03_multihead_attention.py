@@ -3,7 +3,7 @@ import functools
 
 import torch
 
-from gptcourse.chapters.attention import multi_head_arguments
+from gptcourse.checking.chapters.attention import multi_head_arguments
 from grader.chapters import HiddenSpec
 from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
 from grader.hidden.casekit import subclass_with_forward

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from gptcourse.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments
-from gptcourse.records import Case
+from gptcourse.checking.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 from grader.hidden.casekit import add_future_variant, module_arrays, module_weights, reference_module, subclass_with
 from grader.reference import reference_object

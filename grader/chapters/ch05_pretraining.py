@@ -1,6 +1,6 @@
 """Hidden cases and known mistakes of chapter 05 (pretraining).
 
-Models are tiny (TinyLanguageModel of gptcourse.chapters.toys, or a GPTModel of emb_dim 4 to 8 with a
+Models are tiny (TinyLanguageModel of gptcourse.checking.chapters.toys, or a GPTModel of emb_dim 4 to 8 with a
 vocabulary of tens of tokens). Training cases run in float64 for a few steps, so any correct
 loop gives the reference's weights to many digits. The start context of a training case is
 text whose GPT-2 token ids are all below the tiny vocabulary (single characters such as
@@ -15,8 +15,8 @@ import math
 import numpy as np
 import torch
 
-from gptcourse.chapters.toys import TinyLanguageModel
-from gptcourse.records import Case
+from gptcourse.checking.chapters.toys import TinyLanguageModel
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 from grader.hidden.casekit import module_weights
 from grader.reference import reference_object, reference_objects

@@ -20,8 +20,8 @@ import functools
 import numpy as np
 import torch
 
-from gptcourse.chapters.attention import multi_head_arguments
-from gptcourse.records import Case
+from gptcourse.checking.chapters.attention import multi_head_arguments
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 from grader.hidden.attention import attention_internals, dropout_internals, module_case
 from grader.hidden.casekit import module_weights, reference_module, subclass_with
@@ -338,7 +338,7 @@ def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtyp
 def _train_steps_case(rng, batch, tokens, d_in, d_out, num_heads, chunks, dropout=0.5, dtype="float32"):
     """A sequence fed in chunks with use_cache=True in train mode: the cached path must drop
     attention weights as the plain one does (judged row by row, any random order: see
-    gptcourse.chapters.attention.dropped_weights_problem). out_proj is the identity, so the
+    gptcourse.checking.chapters.attention.dropped_weights_problem). out_proj is the identity, so the
     output is the heads' context vectors. At p = 0.5 a correct module drops no weight at all with
     probability 2 ** -(batch * num_heads * tokens * (tokens + 1) / 2): below 2 ** -40 here."""
     args = {"d_in": d_in, "d_out": d_out, "context_length": tokens, "dropout": dropout,

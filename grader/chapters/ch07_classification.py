@@ -19,8 +19,8 @@
 import numpy as np
 import torch
 
-from gptcourse.chapters.toys import ToyClassifier, ToyGPT
-from gptcourse.records import Case
+from gptcourse.checking.chapters.toys import ToyClassifier, ToyGPT
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 from grader.hidden.casekit import module_weights
 from grader.hidden.expectations import seeded_probe

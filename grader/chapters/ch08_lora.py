@@ -16,8 +16,8 @@
 import numpy as np
 import torch
 
-from gptcourse.chapters.toys import NestedModel
-from gptcourse.records import Case
+from gptcourse.checking.chapters.toys import NestedModel
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 from grader.hidden.casekit import module_weights, subclass_with
 from grader.reference import reference_object

@@ -11,7 +11,7 @@
   says so): where it did, "every padding token after the first" and "every pad_token_id after
   the first" would part ways.
 """
-from gptcourse.records import Case
+from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
 from grader.reference import reference_object
 

@@ -4,7 +4,7 @@ eval-mode attention weights the dropout judge needs."""
 import numpy as np
 import torch
 
-from gptcourse.records import Case
+from gptcourse.checking.records import Case
 from grader.hidden.casekit import add_future_variant, module_arrays, reference_module, shape_label
 
 NEG_INF = float("-inf")
@@ -105,7 +105,7 @@ def module_case(task_id, rng, construct, kind="forward", batch=2, tokens=6, dtyp
 
 # ------------------------------------------------------------------------------------------
 # What the dropout judge needs: every head's eval-mode attention weights and values,
-# computed from the case's weights (gptcourse.chapters.attention.dropout_problem).
+# computed from the case's weights (gptcourse.checking.chapters.attention.dropout_problem).
 # ------------------------------------------------------------------------------------------
 
 def dropout_internals(case, heads):

@@ -2,14 +2,14 @@
 
 Always computed on the CPU in the grading process itself (which never runs student code);
 a student's CUDA run is compared with the same CPU numbers, with the GPU tolerance. A case
-on the meta device (the device pass, see gptcourse/probes.py) expects what the reference
+on the meta device (the device pass, see gptcourse/checking/probes.py) expects what the reference
 gives there: no error, no observations.
 """
 import functools
 
 import torch
 
-from gptcourse.probes import META, ProbeContext, run_probe
+from gptcourse.checking.probes import META, ProbeContext, run_probe
 from grader.chapters import expectation_extras, variants
 from grader.reference import reference_earlier, reference_objects
 

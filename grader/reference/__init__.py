@@ -6,7 +6,7 @@ when they drift from the masters.
 """
 import importlib
 
-from gptcourse.tasks import carried_tasks, get_task
+from gptcourse.checking.tasks import carried_tasks, get_task
 
 
 def chapter_module(chapter):

@@ -5,9 +5,9 @@ import re
 
 import torch
 
-from gptcourse.judge import judge
-from gptcourse.probes import ProbeContext, run_probe
-from gptcourse.records import Case
+from gptcourse.checking.judge import judge
+from gptcourse.checking.probes import ProbeContext, run_probe
+from gptcourse.checking.records import Case
 from grader.reference import ch01_text_data as ch01
 from grader.reference import reference_object
 

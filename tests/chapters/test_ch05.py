@@ -47,7 +47,7 @@ def test_the_untrained_validation_loss_on_the_verdict_is_about_10_99(verdict_tex
 
 
 def test_calc_loss_loader_edge_cases():
-    from gptcourse.chapters.toys import TinyLanguageModel
+    from gptcourse.checking.chapters.toys import TinyLanguageModel
     model = TinyLanguageModel(11, 6, 4)
     ids = torch.randint(0, 11, (5, 6))
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(ids, ids.roll(-1, 1)), batch_size=2)

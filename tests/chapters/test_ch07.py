@@ -86,7 +86,7 @@ def pd_rows(df):
 
 def test_the_longest_training_message_has_120_tokens_and_classify_text_crops_to_the_context(tmp_path, sms_spam):
     from gptcourse import get_encoding
-    from gptcourse.chapters.toys import ToyClassifier
+    from gptcourse.checking.chapters.toys import ToyClassifier
     from grader.reference import ch07_classification as ch07
     balanced = ch07.create_balanced_dataset(sms_spam)
     balanced["Label"] = balanced["Label"].map({"ham": 0, "spam": 1})

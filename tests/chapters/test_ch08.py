@@ -4,7 +4,7 @@ values for chapter 08."""
 import torch
 
 from factory import corpus_items, load
-from gptcourse.probes import ProbeContext, run_probe
+from gptcourse.checking.probes import ProbeContext, run_probe
 from grader.chapters import public_cases
 from grader.reference import ch04_gpt_model as ch04
 from grader.reference import reference_earlier

@@ -4,7 +4,7 @@ for chapter 09."""
 import pytest
 import torch
 
-from gptcourse.probes import ProbeContext, run_probe
+from gptcourse.checking.probes import ProbeContext, run_probe
 
 
 @pytest.mark.parametrize("task_id", ["9.1", "9.2"])
@@ -46,7 +46,7 @@ def test_tensors_left_on_the_cpu_are_caught_on_the_meta_device():
 
 
 def test_a_batch_padded_in_place_is_reported_before_the_outputs():
-    from gptcourse.judge import judge
+    from gptcourse.checking.judge import judge
     from grader.hidden.expectations import expectations
 
     def pads_in_place(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None, device="cpu"):
@@ -70,8 +70,8 @@ def test_a_batch_padded_in_place_is_reported_before_the_outputs():
                    "the request.\n\n### Instruction:\n" + e["instruction"] + "\n\n### Input:\n", ["empty"]),
 ])
 def test_the_prompt_message_names_the_input_rule_and_shows_the_line(entry_input, wrong, words):
-    from gptcourse.judge import judge
-    from gptcourse.records import Case
+    from gptcourse.checking.judge import judge
+    from gptcourse.checking.records import Case
     from grader.hidden.expectations import expectations
 
     case = Case("9.1", "format", "a test entry", {"entry": {"instruction": "Say hi.", "input": entry_input,
@@ -83,7 +83,7 @@ def test_the_prompt_message_names_the_input_rule_and_shows_the_line(entry_input,
 
 
 def test_a_prompt_that_is_printed_instead_of_returned_is_told_so():
-    from gptcourse.records import Case
+    from gptcourse.checking.records import Case
 
     case = Case("9.1", "format", "a test entry", {"entry": {"instruction": "Say hi.", "input": "", "output": "Hi."}})
     observed = run_probe(lambda entry: print("a prompt"), case, ProbeContext())

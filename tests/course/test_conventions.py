@@ -1,6 +1,6 @@
-"""gptcourse.conventions: the one place that spells the notebooks' cell conventions."""
-from gptcourse import conventions
-from gptcourse.tasks import TASKS, task_of_cell
+"""gptcourse.checking.conventions: the one place that spells the notebooks' cell conventions."""
+from gptcourse.checking import conventions
+from gptcourse.checking.tasks import TASKS, task_of_cell
 
 
 def test_every_task_s_cells_are_named_and_read_back_the_same_way():

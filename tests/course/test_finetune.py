@@ -32,7 +32,7 @@ def test_train_classifier_trains_and_times_each_epoch_with_the_functions_it_is_g
     import torch
     from torch.utils.data import DataLoader, TensorDataset
 
-    from gptcourse.chapters.toys import ToyClassifier
+    from gptcourse.checking.chapters.toys import ToyClassifier
     from gptcourse.finetune import FinetuneRun, train_classifier
     from grader.reference.ch07_classification import calc_accuracy_loader, calc_loss_batch_cls
 

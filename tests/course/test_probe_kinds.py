@@ -1,9 +1,9 @@
-"""Every probe kind (course/gptcourse/kinds/) on a toy task defined here, before any chapter
+"""Every probe kind (course/gptcourse/checking/kinds/) on a toy task defined here, before any chapter
 needs it: the reference passes, a correct alternative passes, a wrong version is caught with
 a message that says what is wrong.
 
 The toy tasks live in a toy chapter "99_toy", added the way a real chapter is: one entry of the
-course table (gptcourse.course, here through register_chapter) and a chapter module (here built
+course table (gptcourse.checking.course, here through register_chapter) and a chapter module (here built
 in memory) with its SPECS.
 """
 import contextlib
@@ -16,12 +16,12 @@ import pytest
 import torch
 import torch.nn as nn
 
-from gptcourse import kinds, tasks
-from gptcourse.chapters import TaskSpec
-from gptcourse.judge import judge
-from gptcourse.probes import META, ProbeContext, device_pass_supported, run_probe
-from gptcourse.records import Case
-from gptcourse.tasks import Task
+from gptcourse.checking import kinds, tasks
+from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.judge import judge
+from gptcourse.checking.probes import META, ProbeContext, device_pass_supported, run_probe
+from gptcourse.checking.records import Case
+from gptcourse.checking.tasks import Task
 
 TOY = "99_toy"
 
@@ -350,7 +350,7 @@ REFERENCE = {
 def toy_chapter(monkeypatch):
     """Register the toy chapter: one entry of the course table and its chapter module (undone
     afterwards)."""
-    module = types.ModuleType(f"gptcourse.chapters.ch{TOY}")
+    module = types.ModuleType(f"gptcourse.checking.chapters.ch{TOY}")
     module.CHAPTER, module.SPECS = TOY, TOY_SPECS
     module.KEY_NAMES = {"filled": "Filled scores"}
     monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -721,7 +721,7 @@ def test_function_with_a_module_argument_records_its_gradients_and_runs_on_meta(
 
 
 def test_dict_and_list_differences_name_the_first_differing_entry():
-    from gptcourse.judge import _value_difference
+    from gptcourse.checking.judge import _value_difference
 
     want = {f"w{i}": i for i in range(500)}
     missing = dict(want)
@@ -742,7 +742,7 @@ def test_dict_and_list_differences_name_the_first_differing_entry():
 def test_array_differences_treat_infinities_as_values():
     """-inf where the reference has -inf is no difference; -inf against a number is named as such,
     never as a difference of inf between two -inf nor as the largest float."""
-    from gptcourse.judge import _value_difference
+    from gptcourse.checking.judge import _value_difference
 
     inf = np.inf
     want = np.array([[-inf, 0.31, 2.0], [1.0, -inf, -inf]])
@@ -1215,7 +1215,7 @@ def test_device_pass_counts_writing_the_devices_values_into_a_cpu_tensor_as_the_
     assert "writes the device's values into a CPU tensor" in error["message"], error
     assert "register_buffer" in error["message"]  # a module: the advice speaks of its buffers
     # Values from the CPU written into the device's tensors stay allowed (CUDA accepts them).
-    from gptcourse.probes import _DeviceMixGuard, load_meta_kernels
+    from gptcourse.checking.probes import _DeviceMixGuard, load_meta_kernels
 
     load_meta_kernels()
     on_meta = torch.zeros(2, 3, device=META)
@@ -1226,9 +1226,9 @@ def test_device_pass_counts_writing_the_devices_values_into_a_cpu_tensor_as_the_
 
 
 def test_a_chapter_error_hint_can_depend_on_the_step_and_the_students_line(monkeypatch):
-    from gptcourse.judge import describe_error
+    from gptcourse.checking.judge import describe_error
 
-    module = sys.modules[f"gptcourse.chapters.ch{TOY}"]
+    module = sys.modules[f"gptcourse.checking.chapters.ch{TOY}"]
     monkeypatch.setattr(module, "ERROR_HINTS", [
         (r".", "the call without the cache went wrong", ("99.19",), {"step": r"use_cache=False"}),
         (r".", "a deliberate refusal of a chunk that fits", ("99.19",), {"step": r"use_cache=True",
@@ -1251,7 +1251,7 @@ def test_sampling_hands_generate_the_prompt_on_the_models_device():
     # On CUDA the prompt stayed on the CPU while the model ran on the GPU, so every generate
     # failed in torch.cat: no student could pass 6.4 there. meta stands in for the GPU here
     # (the kind itself, called directly: the grader runs sampling cases on meta not at all).
-    from gptcourse.probes import Probe, kind_of
+    from gptcourse.checking.probes import Probe, kind_of
     from grader.chapters import hidden_cases
 
     case = next(c for c in hidden_cases("6.4", 1) if c.kind == "sample").on(META)
@@ -1270,7 +1270,7 @@ def test_sampling_hands_generate_the_prompt_on_the_models_device():
 def test_a_probe_has_fixed_attributes_and_keeps_callback_data_by_name():
     """What one callback leaves for a later one goes in p.kept; an attribute set on the probe
     itself (a typo, or a chapter module's private state) fails at once instead of lingering."""
-    from gptcourse.probes import Probe
+    from gptcourse.checking.probes import Probe
 
     case = Case("99.4", "call", "c", {"values": [1], "text": "a"})
     probe = Probe(case, ProbeContext().for_case(case, {"toy_stats": toy_stats}))
@@ -1284,7 +1284,7 @@ def test_the_device_mix_message_is_short_and_speaks_to_a_function_or_a_module():
     """A function is told about the tensors it makes and moves, a module about forward and buffers;
     neither message repeats itself (it was about 120 words, with forward and register_buffer for
     plain functions such as generate)."""
-    from gptcourse.probes import _device_mix_message
+    from gptcourse.checking.probes import _device_mix_message
 
     stray = torch.zeros(2, 3)
     for write in (False, True):

@@ -9,11 +9,11 @@ The meta device stands in for the GPU here.
 import pytest
 import torch
 
-from gptcourse.probes import Probe, ProbeContext
+from gptcourse.checking.probes import Probe, ProbeContext
 
 
 def _probe_on_meta(task_id, kind_name, case):
-    from gptcourse.chapters import task_spec
+    from gptcourse.checking.chapters import task_spec
     from grader.reference import reference_earlier, reference_objects
 
     kind = task_spec(task_id).probes[kind_name]
@@ -38,7 +38,7 @@ def test_the_model_is_moved_to_the_case_device_before_it_runs(task_id, kind_name
 
 
 def test_a_tensor_on_cuda_0_is_on_the_device_cuda():
-    from gptcourse.chapters.ch09_instruction import same_device
+    from gptcourse.checking.chapters.ch09_instruction import same_device
 
     assert same_device(torch.device("cuda", 0), torch.device("cuda"))
     assert same_device(torch.device("cuda", 1), torch.device("cuda", 1))

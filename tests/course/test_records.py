@@ -1,4 +1,4 @@
-"""Records (course/gptcourse/records.py): every kind of observation survives dumps/loads, and
+"""Records (course/gptcourse/checking/records.py): every kind of observation survives dumps/loads, and
 large arrays are stored compactly and exactly."""
 import json
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from gptcourse import records
-from gptcourse.records import INLINE_LIMIT, Case
+from gptcourse.checking import records
+from gptcourse.checking.records import INLINE_LIMIT, Case
 
 
 def round_trip(value, indent=None):

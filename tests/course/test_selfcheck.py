@@ -6,8 +6,8 @@ import pytest
 
 from factory import corpus_items, load, manifest
 from gptcourse import SelfCheckFailed, check
-from gptcourse.probes import load_meta_kernels
-from gptcourse.tasks import TASKS, get_task
+from gptcourse.checking.probes import load_meta_kernels
+from gptcourse.checking.tasks import TASKS, get_task
 from grader.reference import reference_objects
 
 ITEMS = corpus_items()
@@ -47,7 +47,7 @@ def test_a_generate_that_samples_instead_of_argmax_fails_whatever_the_random_sta
     # passed; the toy model's logits are now gently peaked, so luck no longer helps.
     import torch
 
-    from gptcourse.chapters.toys import NextTokenModel
+    from gptcourse.checking.chapters.toys import NextTokenModel
 
     probs = torch.softmax(NextTokenModel(13, 8)(torch.tensor([[3, 4]])), dim=-1)
     assert probs.max() < 0.5  # the greedy pick is far from certain at every position

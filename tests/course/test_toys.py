@@ -1,4 +1,4 @@
-"""The toy models the probes run live in one module, gptcourse.chapters.toys, and no chapter
+"""The toy models the probes run live in one module, gptcourse.checking.chapters.toys, and no chapter
 module imports another chapter's module (what chapters share lives in a shared module:
 chapters/attention.py, chapters/toys.py). Costs well under a second: it reads source files
 and imports modules the other tests import anyway."""
@@ -9,9 +9,9 @@ import pytest
 import torch.nn as nn
 
 from factory import REPO
-from gptcourse.tasks import CHAPTERS, chapter_module
+from gptcourse.checking.tasks import CHAPTERS, chapter_module
 
-CHAPTER_FILES = sorted((REPO / "course/gptcourse/chapters").glob("ch*.py")) + sorted(
+CHAPTER_FILES = sorted((REPO / "course/gptcourse/checking/chapters").glob("ch*.py")) + sorted(
     (REPO / "grader/chapters").glob("ch*.py"))
 # The one cross-chapter import left, and why: the hidden cases of 6.5 (the cached multi-head
 # attention) replay chapter 03's known MultiHeadAttention mistakes as the cache module's forward.
@@ -20,9 +20,9 @@ KNOWN_CROSS_CHAPTER = {"grader/chapters/ch06_sampling.py": ["grader.chapters.ch0
 
 
 def _chapter_of(module_name):
-    """'gptcourse.chapters.ch05_pretraining' -> '05_pretraining'; None for any other module."""
+    """'gptcourse.checking.chapters.ch05_pretraining' -> '05_pretraining'; None for any other module."""
     package, _, leaf = module_name.rpartition(".")
-    if package in ("gptcourse.chapters", "grader.chapters") and leaf.startswith("ch"):
+    if package in ("gptcourse.checking.chapters", "grader.chapters") and leaf.startswith("ch"):
         return leaf[2:]
     return None
 
@@ -33,7 +33,7 @@ def _imported_modules(path):
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             yield node.module
-            for alias in node.names:  # from gptcourse.chapters import ch03_multihead_attention
+            for alias in node.names:  # from gptcourse.checking.chapters import ch03_multihead_attention
                 yield f"{node.module}.{alias.name}"
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
@@ -42,7 +42,7 @@ def _imported_modules(path):
 def test_the_rule_finds_a_cross_chapter_import(tmp_path):
     """The check below can fail: a file that imports chapter 03's module is caught."""
     path = tmp_path / "ch06_sampling.py"
-    path.write_text("from gptcourse.chapters.ch03_multihead_attention import multi_head_arguments\n")
+    path.write_text("from gptcourse.checking.chapters.ch03_multihead_attention import multi_head_arguments\n")
     assert {_chapter_of(m) for m in _imported_modules(path)} - {None} == {"03_multihead_attention"}
 
 
@@ -52,13 +52,13 @@ def test_no_chapter_module_imports_another_chapter_s_module(path):
     others = sorted({m for m in _imported_modules(path) if _chapter_of(m) not in (None, own)})
     others = [m for m in others if m not in KNOWN_CROSS_CHAPTER.get(str(path.relative_to(REPO)), [])]
     assert not others, (f"{path.relative_to(REPO)} imports {others}: move what chapters share to "
-                        f"gptcourse/chapters/toys.py (models) or attention.py (attention probes)")
+                        f"gptcourse/checking/chapters/toys.py (models) or attention.py (attention probes)")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_the_public_chapter_modules_define_no_model(chapter):
-    """The models a chapter's probes build are the toys of gptcourse.chapters.toys."""
+    """The models a chapter's probes build are the toys of gptcourse.checking.chapters.toys."""
     module = chapter_module(chapter)
     models = [name for name, value in vars(module).items()
               if inspect.isclass(value) and issubclass(value, nn.Module) and value.__module__ == module.__name__]
-    assert not models, f"{module.__name__} defines {models}: toy models belong in gptcourse/chapters/toys.py"
+    assert not models, f"{module.__name__} defines {models}: toy models belong in gptcourse/checking/chapters/toys.py"

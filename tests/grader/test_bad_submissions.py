@@ -5,7 +5,7 @@ import json
 import pytest
 
 from factory import filled_notebook, records_by_submission, release_notebook, run_grader, write_notebook, grade_id
-from gptcourse.tasks import tasks_of
+from gptcourse.checking.tasks import tasks_of
 
 CH02 = "02_attention"
 

@@ -22,8 +22,8 @@ import pytest
 from PIL import Image
 
 from factory import CORPUS, REPO, filled_notebook, run_grader, write_notebook
-from gptcourse import findings
-from gptcourse.findings import Finding
+from gptcourse.checking import findings
+from gptcourse.checking.findings import Finding
 from grader import class_report, gradefolder, report
 from grader.class_report import mistake_of
 
@@ -150,7 +150,7 @@ def test_mistake_labels_leave_out_what_differs_between_students(finding, expecte
 
 def test_the_same_mistake_with_other_numbers_has_one_label():
     """The judge records the sort of a difference, not its numbers; the report drops a step's."""
-    from gptcourse.judge import _difference
+    from gptcourse.checking.judge import _difference
 
     want = np.zeros((2, 6, 2))
     messages, sorts = zip(*(_difference("Context vectors", want + d, want) for d in (0.31, 2.5, 1e-3)))
@@ -163,7 +163,7 @@ def test_the_same_mistake_with_other_numbers_has_one_label():
 def test_the_judge_s_findings_keep_what_tells_mistakes_apart():
     """A kind's own sentence that starts with the observation's name does not repeat it; a key with
     no name for students is left out; a structure finding says which attribute differs."""
-    from gptcourse.judge import _attribute_differences, _owned_finding
+    from gptcourse.checking.judge import _attribute_differences, _owned_finding
 
     prompt = _owned_finding("9.1", "prompt", "The returned prompt: the right text with extra whitespace: strip it")
     assert mistake_of({"finding": prompt.to_json()}) == (

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from factory import corpus_items, filled_notebook, grade_id, records_by_submission, run_grader, write_notebook
-from gptcourse import findings
-from gptcourse.tasks import TASKS, task_of_cell
+from gptcourse.checking import findings
+from gptcourse.checking.tasks import TASKS, task_of_cell
 
 ITEMS = corpus_items()
 SEED = "4242"
@@ -85,7 +85,7 @@ def test_correct_alternative_gets_full_points(graded, item):
 
 
 def test_every_verdict_says_what_went_wrong_as_fields_too(graded):
-    """The finding stored beside each message (gptcourse/findings.py) agrees with the message: the
+    """The finding stored beside each message (gptcourse/checking/findings.py) agrees with the message: the
     class report groups on it, so it must say what the student reads, field by field."""
     for tasks in graded.values():
         for record in tasks.values():

@@ -9,7 +9,7 @@ import torch
 
 from factory import (corpus_items, filled_notebook, manifest, records_by_submission, release_notebook, run_grader,
                      write_notebook)
-from gptcourse.tasks import tasks_of
+from gptcourse.checking.tasks import tasks_of
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
 

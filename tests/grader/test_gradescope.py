@@ -27,7 +27,7 @@ import torch
 
 from factory import REPO, corpus_items, filled_notebook, records_by_submission, run_grader, write_notebook
 from gptcourse import data
-from gptcourse.tasks import tasks_of
+from gptcourse.checking.tasks import tasks_of
 from grader import gradescope
 
 SEED = 2025
@@ -159,8 +159,8 @@ def test_zip_holds_the_scripts_grader_reference_and_data(autograder_zip):
     # Gradescope's two files, at the root, executable.
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
     assert {"grader/engine.py", "grader/reference/manifest.json", "grader/hidden/expectations.py",
-            "course/pyproject.toml", "course/gptcourse/worker_host.py"} <= names
-    assert any(n.startswith("course/gptcourse/fixtures/") and n.endswith(".json") for n in names)
+            "course/pyproject.toml", "course/gptcourse/checking/worker_host.py"} <= names
+    assert any(n.startswith("course/gptcourse/checking/fixtures/") and n.endswith(".json") for n in names)
     assert settings["chapters"] == list(CHAPTERS) and settings["seed"] == SEED
     # Nothing the autograder does not need: no masters, no notebooks, no caches.
     assert not [n for n in names if n.startswith("solutions/") or n.endswith((".ipynb", ".pyc"))]

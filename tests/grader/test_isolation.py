@@ -126,8 +126,8 @@ TAMPERED_REPORTS = {
     "report_not_json": '"\\u0000 not json"',
 }
 TAMPER = """
-import gptcourse.records
-gptcourse.records.dumps = lambda value, indent=None: {payload}
+import gptcourse.checking.records
+gptcourse.checking.records.dumps = lambda value, indent=None: {payload}
 """ + CORRECT_2_1
 
 

@@ -158,7 +158,7 @@ def test_the_declared_data_is_all_that_grading_reads(tmp_path, mirror_dir, chapt
     """A chapter graded with a mirror that holds exactly its GRADING_DATA: nothing else is needed
     (the tokenizer's files included), so the preflight's list is complete."""
     from gptcourse import data
-    from gptcourse.tasks import chapter_module
+    from gptcourse.checking.tasks import chapter_module
 
     partial = tmp_path / "mirror"
     for name in chapter_module(chapter).GRADING_DATA:

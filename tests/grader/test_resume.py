@@ -17,8 +17,8 @@ import time
 import pytest
 
 from factory import REPO, corpus_items, filled_notebook, manifest, write_notebook
-from gptcourse import worker_host
-from gptcourse.tasks import TASKS, tasks_of
+from gptcourse.checking import worker_host
+from gptcourse.checking.tasks import TASKS, tasks_of
 from grader import gradefolder
 
 CH02, CH03 = "02_attention", "03_multihead_attention"

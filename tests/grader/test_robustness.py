@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from factory import corpus_items, filled_notebook, manifest, records_by_submission, run_grader, write_notebook
-from gptcourse.tasks import TASKS, tasks_of
+from gptcourse.checking.tasks import TASKS, tasks_of
 from grader import submissions
 from grader.engine import _graded_notebooks
 from grader.gradefolder import load_results

@@ -9,8 +9,8 @@ import torch
 
 import gptcourse
 from factory import REPO
-from gptcourse import worker_host
-from gptcourse.records import dumps
+from gptcourse.checking import worker_host
+from gptcourse.checking.records import dumps
 from grader import pool, sandbox
 from grader.engine import Expectations
 
@@ -26,7 +26,7 @@ def test_a_host_imports_the_course_package_where_it_is_not_installed(tmp_path):
     """Without site-packages (python -S: no editable install either) the host's PYTHONPATH alone
     must lead to the gptcourse the grader uses."""
     _, env = sandbox.host_command(NO_SANDBOX)
-    code = "import gptcourse.worker_host as w; print(w.__file__)"
+    code = "import gptcourse.checking.worker_host as w; print(w.__file__)"
     result = subprocess.run([sys.executable, "-S", "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == os.path.abspath(worker_host.__file__)
@@ -112,7 +112,7 @@ def test_a_host_with_cuda_initialised_refuses_to_start(monkeypatch):
 FORKED_CHILD_USES_CUDA = """
 import os, sys
 import torch
-from gptcourse import probes, worker_host
+from gptcourse.checking import probes, worker_host
 probes.load_meta_kernels()
 worker_host._warm_up()
 worker_host.check_no_gpu_initialised()

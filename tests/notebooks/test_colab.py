@@ -13,7 +13,7 @@ import pytest
 
 from factory import grade_id, manifest
 from gptcourse import links
-from gptcourse.tasks import get_task, tasks_of
+from gptcourse.checking.tasks import get_task, tasks_of
 from published import code_blocks
 from test_notebook_errors import NEEDS_TASK, check_failure_shows_only_its_message, errors, printed
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from factory import REPO
-from gptcourse.tasks import CHAPTERS
+from gptcourse.checking.tasks import CHAPTERS
 
 NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + sorted((REPO / "course").glob("*.ipynb"))
 
@@ -34,7 +34,7 @@ def test_every_chapter_has_a_master_a_release_and_fixtures():
     for chapter in CHAPTERS:
         assert (REPO / "solutions" / f"{chapter}.ipynb").is_file()
         assert (REPO / "course" / f"{chapter}.ipynb").is_file()
-        assert (REPO / "course" / "gptcourse" / "fixtures" / f"{chapter}.json").is_file()
+        assert (REPO / "course" / "gptcourse" / "checking" / "fixtures" / f"{chapter}.json").is_file()
 
 
 def test_fixtures_from_another_machine_are_not_stale():
@@ -42,7 +42,7 @@ def test_fixtures_from_another_machine_are_not_stale():
     plain numbers (a loss, a gradient norm) as well as its arrays, and NaN stays NaN: that is
     not staleness. Plain floats used to be compared exactly, so `make test` failed whenever a
     training case's last bit moved."""
-    from gptcourse import records
+    from gptcourse.checking import records
     from grader.build import _same_numbers
 
     committed = {"loss": float("nan"), "norms": [0.5820484780620252, 4.4913587429807], "ids": [1, 2]}
@@ -55,7 +55,7 @@ def test_fixtures_from_another_machine_are_not_stale():
 def test_a_rebuild_leaves_fixtures_with_last_bit_noise_as_committed(tmp_path, monkeypatch):
     """`python -m grader build` rewrote the chapter 04 and 05 fixtures with last-bit noise on
     every run here, so every diff carried hundreds of meaningless changed lines."""
-    from gptcourse import records
+    from gptcourse.checking import records
     from grader import build
 
     monkeypatch.setattr(build, "FIXTURES", str(tmp_path))

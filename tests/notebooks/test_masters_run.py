@@ -8,8 +8,8 @@ from nbclient import NotebookClient
 
 from factory import REPO
 from gptcourse.device import get_device
-from gptcourse.course import chapters
-from gptcourse.tasks import CHAPTERS
+from gptcourse.checking.course import chapters
+from gptcourse.checking.tasks import CHAPTERS
 
 # What a chapter's run must print besides its checks, by the device the notebook runs on
 # (gptcourse.get_device(): the GPU when there is one). Chapter 05's CPU run brings the training
@@ -29,7 +29,7 @@ def expected_output(chapter, device_type):
     return expected.get(device_type, expected.get("cpu", []))
 
 
-# Each chapter's stated budget on 2 CPU cores (gptcourse.course; the README repeats it): what a student on a quiet
+# Each chapter's stated budget on 2 CPU cores (gptcourse.checking.course; the README repeats it): what a student on a quiet
 # laptop should see. It is not this test's timeout: timing on a busy machine is not a test (a cell
 # passed 300 s only because two other notebooks ran beside it). benchmarks/masters_bench.py prints
 # each master's time against its budget; this test only guards against a hang.

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from factory import CAUSAL_ATTENTION_REUSING_2_4, CORPUS, filled_notebook, grade_id, records_by_submission, release_notebook, run_grader
-from gptcourse.tasks import CHAPTERS, get_task, tasks_of
+from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of
 from grader import nbgrader_course
 
 pytestmark = pytest.mark.slow  # 26 notebooks run in nbgrader kernels

@@ -196,7 +196,7 @@ def test_outside_nbgrader_or_without_its_config_the_reference_is_never_used(tmp_
 
 def _pasted_cases():
     from factory import manifest
-    from gptcourse.tasks import CHAPTERS
+    from gptcourse.checking.tasks import CHAPTERS
 
     found = []
     for chapter in CHAPTERS:
@@ -212,7 +212,7 @@ def test_earlier_code_pasted_on_colab_runs_with_the_setup_cell(chapter_and_task,
     # On Colab a student pastes an earlier task's code (with the classes it uses) under the
     # chapter's setup cell alone: chapters 05 and 06 lacked `math` and `Dataset`, so a pasted
     # GPTModel or create_dataloader_v1 failed its check with a NameError.
-    from gptcourse.tasks import carried_tasks, get_task
+    from gptcourse.checking.tasks import carried_tasks, get_task
 
     chapter, task_id = chapter_and_task
     m = _pasted_cases()[0]

@@ -12,7 +12,7 @@ import pytest
 
 from factory import REPO, grade_id
 from gptcourse import links
-from gptcourse.tasks import CHAPTERS
+from gptcourse.checking.tasks import CHAPTERS
 
 NOTEBOOKS = [REPO / folder / f"{chapter}.ipynb" for folder in ("solutions", "course") for chapter in CHAPTERS]
 

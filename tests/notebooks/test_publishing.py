@@ -13,7 +13,7 @@ import pytest
 
 from factory import REPO, grade_id
 from gptcourse import data, links
-from gptcourse.tasks import CHAPTERS, tasks_of
+from gptcourse.checking.tasks import CHAPTERS, tasks_of
 from published import BLOCK_DONE, DOC, bash_blocks, code_blocks, doc_value, first_wrong_item
 
 PLACEHOLDER_ADDRESS = links.REPOSITORY  # this checkout's address, which the instructor replaces
@@ -117,7 +117,7 @@ def test_make_dist_builds_the_student_package_and_nothing_else(published):
         names = set(wheel.namelist())
         metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert {n for n in names if ".dist-info/" not in n} == package
-    assert "gptcourse/fixtures/01_text_data.json" in names  # the self-checks' data are package data
+    assert "gptcourse/checking/fixtures/01_text_data.json" in names  # the self-checks' data are package data
     assert "Requires-Dist: torch>=2.1" in metadata
 
 

@@ -15,7 +15,7 @@ import pytest
 from nbclient import NotebookClient
 
 from factory import CORPUS, REPO, filled_notebook, write_notebook
-from gptcourse.tasks import CHAPTERS
+from gptcourse.checking.tasks import CHAPTERS
 
 SPAM_FIRST = (CORPUS / "7.1" / "correct_spam_first.py").read_text()
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -7,7 +7,7 @@ import pytest
 from nbclient import NotebookClient
 
 from factory import REPO, grade_id, manifest
-from gptcourse.tasks import CHAPTERS, tasks_of
+from gptcourse.checking.tasks import CHAPTERS, tasks_of
 from grader import workshop
 
 

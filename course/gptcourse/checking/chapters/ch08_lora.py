@@ -22,10 +22,10 @@ import zlib
 import torch
 import torch.nn as nn
 
-from gptcourse import kinds
-from gptcourse.chapters import TaskSpec
-from gptcourse.chapters.toys import NestedModel
-from gptcourse.probes import ProbeFailure
+from gptcourse.checking import kinds
+from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.chapters.toys import NestedModel
+from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "08_lora"
@@ -179,7 +179,7 @@ class _Initialisation(kinds.Function):
     def judge_key(self, key, got, expected, case):
         if key == "A_statistics" or got.get(key) == expected.get(key):
             return None
-        from gptcourse.judge import key_name
+        from gptcourse.checking.judge import key_name
 
         return f"{key_name(case.task, key)}: wrong — {diagnose_initial_A(got.get('A_statistics') or {}, case.args)}"
 
@@ -553,7 +553,7 @@ def _replace_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

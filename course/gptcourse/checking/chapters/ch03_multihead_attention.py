@@ -1,5 +1,5 @@
 """Chapter 03, multi-head attention: its tasks, their probes and hints."""
-from gptcourse.chapters import TaskSpec, attention
+from gptcourse.checking.chapters import TaskSpec, attention
 
 CHAPTER = "03_multihead_attention"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -16,7 +16,7 @@ ERROR_HINTS = [
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

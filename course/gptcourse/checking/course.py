@@ -2,7 +2,7 @@
 
 One row per task of COURSE_SPEC.md: its id, the names its solution cell must define, its level
 and title, and what it needs from earlier tasks. Nothing about how a task is checked: that is
-in the chapter's modules (`gptcourse/chapters/chNN_name.py`, `grader/chapters/chNN_name.py`).
+in the chapter's modules (`gptcourse/checking/chapters/chNN_name.py`, `grader/chapters/chNN_name.py`).
 This module imports nothing heavy (no torch), so that reading a title or a task list is
 instant: the grader's export, report and nbgrader commands and the build read it.
 

@@ -17,7 +17,7 @@ and the fixtures quote, so do not reorder a model's layers.
 import torch
 import torch.nn as nn
 
-from gptcourse.probes import DeviceMixError
+from gptcourse.checking.probes import DeviceMixError
 
 
 # ------------------------------------------------------------------------------------------

@@ -236,7 +236,8 @@ def main():
     import numpy  # noqa: F401  - imported once here; every child starts with them loaded
     import torch  # noqa: F401
 
-    from gptcourse import probes, records, tokenizer  # noqa: F401
+    from gptcourse import tokenizer
+    from gptcourse.checking import probes, records  # noqa: F401
 
     probes.load_meta_kernels()  # once here rather than in every forked child
     _warm_up()
@@ -410,7 +411,7 @@ def _child(job, writer, scratch, private_fds):
         except BaseException as exc:  # noqa: BLE001 - any failure must still be reported
             result = {"fatal": f"the grader's worker failed: {type(exc).__name__}: {exc}", "warnings": []}
         result["output_tail"] = _tail(output)
-        from gptcourse import records
+        from gptcourse.checking import records
 
         payload = records.dumps(result).encode("utf-8", "replace")
         view = memoryview(payload)
@@ -454,7 +455,7 @@ def run_job(job, scratch=None):
     missing = [name for name in job["names"] if name not in namespace]
     if missing:
         return {"fatal": f"your solution cell does not define {', '.join(missing)}", "warnings": warnings}
-    from gptcourse import probes
+    from gptcourse.checking import probes
 
     objects = {name: namespace[name] for name in job["names"]}
     # The earlier graded names the task builds on: the reference's, bound by the sources above.

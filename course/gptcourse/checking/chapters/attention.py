@@ -8,9 +8,9 @@ import itertools
 import numpy as np
 import torch
 
-from gptcourse import kinds
-from gptcourse.judge import tolerances
-from gptcourse.probes import describe_attribute
+from gptcourse.checking import kinds
+from gptcourse.checking.judge import tolerances
+from gptcourse.checking.probes import describe_attribute
 
 QKV = ("W_query", "W_key", "W_value")
 NO_BIAS = "with qkv_bias=False the query/key/value layers have no bias"

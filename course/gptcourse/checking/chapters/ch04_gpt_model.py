@@ -11,10 +11,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from gptcourse import kinds
-from gptcourse.chapters import TaskSpec
-from gptcourse.chapters.toys import NextTokenModel
-from gptcourse.judge import tolerances
+from gptcourse.checking import kinds
+from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.chapters.toys import NextTokenModel
+from gptcourse.checking.judge import tolerances
 
 CHAPTER = "04_gpt_model"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -196,7 +196,7 @@ def model_dropout_problem(got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# generate_text_simple: the model it drives (NextTokenModel: gptcourse.chapters.toys)
+# generate_text_simple: the model it drives (NextTokenModel: gptcourse.checking.chapters.toys)
 # ------------------------------------------------------------------------------------------
 
 def _model_for_generation(p):
@@ -384,7 +384,7 @@ def _generation_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

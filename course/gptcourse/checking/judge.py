@@ -7,7 +7,7 @@ on the reference (`expected`). When they differ it tries, in order:
    leaking into the past, ...);
 3. the plain difference (shape, largest difference and where).
 It works on plain data only, so the grader can run it in a process that never ran
-student code. Besides the message it returns a `Finding` (gptcourse/findings.py): the same
+student code. Besides the message it returns a `Finding` (gptcourse/checking/findings.py): the same
 verdict as fields, which the class report groups on instead of reading the sentence back. It is generic: what is specific to a chapter (names of observations, hints,
 how a random output is judged) comes from the chapter module and the task's kinds.
 """

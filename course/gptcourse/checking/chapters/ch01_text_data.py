@@ -1,10 +1,10 @@
 """Chapter 01, working with text data: its tasks, their probes and hints."""
 import torch
 
-from gptcourse import kinds
+from gptcourse.checking import kinds
 from gptcourse.data import read_text
 from gptcourse.tokenizer import GPT2_FILES
-from gptcourse.chapters import TaskSpec
+from gptcourse.checking.chapters import TaskSpec
 
 CHAPTER = "01_text_data"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -188,7 +188,7 @@ def _vocab_unsplit_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

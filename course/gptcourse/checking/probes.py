@@ -60,9 +60,11 @@ from .chapters import task_spec
 from .tasks import get_task
 
 # Frames from these folders are library code; the student's line is the innermost other one.
+# The course's own folder is the whole gptcourse package (this file is in gptcourse/checking/).
+_GPTCOURSE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIRS = tuple(
     os.path.dirname(os.path.abspath(module.__file__)) for module in (torch, np)
-) + (os.path.dirname(os.path.abspath(__file__)),)
+) + (_GPTCOURSE_DIR,)
 
 META = "meta"
 
@@ -115,7 +117,7 @@ class ProbeContext:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from .tokenizer import get_encoding
+            from ..tokenizer import get_encoding
 
             self._tokenizer = get_encoding()
         return self._tokenizer

@@ -1,6 +1,6 @@
 """Chapter 05, pretraining: its tasks, their probes and the hints.
 
-The losses (5.2, 5.3) run on a tiny language model (gptcourse.chapters.toys), so that the self-check does
+The losses (5.2, 5.3) run on a tiny language model (gptcourse.checking.chapters.toys), so that the self-check does
 not depend on the student's own GPTModel; the hidden cases use a small GPTModel as well.
 The batches are handed over on the CPU and the device pass runs the model on PyTorch's
 "meta" device: a batch that is never moved to `device` is caught without a GPU.
@@ -18,9 +18,9 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from gptcourse import kinds
-from gptcourse.chapters import TaskSpec
-from gptcourse.chapters.toys import GPT2Shaped, TinyLanguageModel
+from gptcourse.checking import kinds
+from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.chapters.toys import GPT2Shaped, TinyLanguageModel
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "05_pretraining"
@@ -547,7 +547,7 @@ def _ids_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

@@ -22,7 +22,7 @@ Each module's docstring has a table of its kinds and the observations they recor
 
 Words as this code uses them (docs/authoring.md has the whole list)
 -------------------------------------------------------------------
-- task: one graded function or class a student writes (a row of gptcourse.course).
+- task: one graded function or class a student writes (a row of gptcourse.checking.course).
 - case: one way of exercising a task, a `records.Case` of plain data: inputs and weights
   (`arrays`), constructor or call arguments (`args`), and a case kind (`case.kind`: "forward",
   "dropout", "raises", ...) that says which kind runs it.

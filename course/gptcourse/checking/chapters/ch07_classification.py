@@ -20,10 +20,10 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from gptcourse import kinds
-from gptcourse.chapters import TaskSpec
-from gptcourse.chapters.toys import ToyClassifier, ToyGPT
-from gptcourse.probes import ProbeFailure
+from gptcourse.checking import kinds
+from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.chapters.toys import ToyClassifier, ToyGPT
+from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "07_classification"
@@ -36,7 +36,7 @@ COLUMNS = ("Label", "Text")
 
 
 # ------------------------------------------------------------------------------------------
-# The model a case describes (the toys: gptcourse.chapters.toys)
+# The model a case describes (the toys: gptcourse.checking.chapters.toys)
 # ------------------------------------------------------------------------------------------
 
 def build_model(args, gpt_model=None):
@@ -685,7 +685,7 @@ def _evaluation_mode_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

@@ -12,10 +12,10 @@
 """
 import torch
 
-from gptcourse import kinds
-from gptcourse.probes import DeviceMixError, ProbeFailure
+from gptcourse.checking import kinds
+from gptcourse.checking.probes import DeviceMixError, ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
-from gptcourse.chapters import TaskSpec
+from gptcourse.checking.chapters import TaskSpec
 
 CHAPTER = "09_instruction"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -337,7 +337,7 @@ ERROR_HINTS = [
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

@@ -1,14 +1,14 @@
 """One public module per chapter: how its tasks are probed and explained.
 
-A chapter module `chNN_name.py` (found by name from gptcourse.course, which holds the
+A chapter module `chNN_name.py` (found by name from gptcourse.checking.course, which holds the
 chapter's task rows) defines:
 
-- CHAPTER: its name in gptcourse.course.COURSE;
+- CHAPTER: its name in gptcourse.checking.course.COURSE;
 - KEY_NAMES: observation key -> how feedback names it ("Attention weights");
 - ERROR_HINTS: [(regular expression on "Type: message", hint, task ids or None for all)],
-  tried before the generic hints of gptcourse.judge;
+  tried before the generic hints of gptcourse.checking.judge;
 - SPECS, last in the module: {task id: TaskSpec(probes={case kind: a kind from
-  gptcourse.kinds}, hints=(fn(key, got, expected, case) -> hint or "", ...))}: everything
+  gptcourse.checking.kinds}, hints=(fn(key, got, expected, case) -> hint or "", ...))}: everything
   public about each task in one place. `task_spec(task_id)` finds a task's.
 
 Modules shared by several chapters hold what those chapters have in common: attention.py
@@ -36,7 +36,7 @@ class TaskSpec:
 
 def task_spec(task_id):
     """The TaskSpec of a task, from its chapter module's SPECS."""
-    from gptcourse.tasks import chapter_module, get_task
+    from gptcourse.checking.tasks import chapter_module, get_task
 
     task = get_task(task_id)
     return chapter_module(task.chapter).SPECS[task.id]

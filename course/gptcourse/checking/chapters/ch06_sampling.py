@@ -2,7 +2,7 @@
 
 The filters (6.1 to 6.3) are functions of a tensor of logits, compared exactly with the
 reference on many rows at once. `generate` (6.4) drives two toy models whose next-token
-logits are known (gptcourse.chapters.toys): NextTokenModel (it predicts the sum of the ids it sees, so
+logits are known (gptcourse.checking.chapters.toys): NextTokenModel (it predicts the sum of the ids it sees, so
 cropping and appending show in the ids) for greedy decoding and the end token, and
 TableModel (the next token depends on the last one through a table of logits) for sampling,
 which is judged by the distribution of many draws (kinds.Sampler). The key-value cache
@@ -12,10 +12,10 @@ the outputs of the whole sequence (kinds.ModuleSteps).
 import numpy as np
 import torch
 
-from gptcourse import kinds
-from gptcourse.chapters import TaskSpec, attention
-from gptcourse.chapters.toys import NextTokenModel, TableModel
-from gptcourse.probes import ProbeFailure
+from gptcourse.checking import kinds
+from gptcourse.checking.chapters import TaskSpec, attention
+from gptcourse.checking.chapters.toys import NextTokenModel, TableModel
+from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "06_sampling"
@@ -318,7 +318,7 @@ def _cache_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {

@@ -1,6 +1,6 @@
 """Chapter 02, attention and causal masking: its tasks, their probes and hints."""
-from gptcourse import kinds
-from gptcourse.chapters import TaskSpec, attention
+from gptcourse.checking import kinds
+from gptcourse.checking.chapters import TaskSpec, attention
 
 CHAPTER = "02_attention"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -34,7 +34,7 @@ ERROR_HINTS = [
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/chapters/__init__.py: TaskSpec)
+# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
