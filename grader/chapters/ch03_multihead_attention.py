@@ -5,7 +5,7 @@ import torch
 
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from grader.chapters import HiddenSpec
-from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
+from grader.hidden.attention import dropout_internals, module_case, multi_head_mistakes
 from grader.hidden.casekit import subclass_with_forward
 
 # MultiHeadAttentionWrapper concatenates num_heads outputs of width d_out.
@@ -24,38 +24,6 @@ def _wrapper_forward(combine):
     return forward
 
 
-def _mha_forward(split_without_transpose=False, merge_without_transpose=False, use_out_proj=True, **options):
-    def forward(self, x):
-        b, t, _ = x.shape
-        h, hd = self.num_heads, self.head_dim
-
-        def split(y):
-            if split_without_transpose:
-                return y.reshape(b, h, t, hd)
-            return y.view(b, t, h, hd).transpose(1, 2)
-
-        q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
-        _, context = attend(q, k, v, causal=True, dropout=self.dropout, d_in=x.shape[-1], **options)
-        if merge_without_transpose:
-            context = context.reshape(b, t, self.d_out)
-        else:
-            context = context.transpose(1, 2).reshape(b, t, self.d_out)
-        return self.out_proj(context) if use_out_proj else context
-    return forward
-
-
-def _mha_scale_by_dout():
-    def forward(self, x):
-        b, t, _ = x.shape
-        split = lambda y: y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # noqa: E731
-        q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
-        scores = (q @ k.transpose(-2, -1)).masked_fill(
-            torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), 1), NEG_INF)
-        weights = self.dropout(torch.softmax(scores / self.d_out ** 0.5, dim=-1))
-        return self.out_proj((weights @ v).transpose(1, 2).reshape(b, t, self.d_out))
-    return forward
-
-
 def _variants_3_1():
     combine = [
         ("the heads are concatenated along the batch dimension (dim=0) instead of the last one", lambda outs: torch.cat(outs, dim=0)),
@@ -69,15 +37,7 @@ def _variants_3_1():
 
 
 def _variants_3_2():
-    mha = lambda **options: subclass_with_forward("3.2", _mha_forward(**options))  # noqa: E731
-    return [
-        ("the heads are split with view(b, num_heads, num_tokens, head_dim) directly: view as "
-         "(b, num_tokens, num_heads, head_dim) first, then transpose(1, 2)", mha(split_without_transpose=True)),
-        ("the heads are merged without transposing back: transpose(1, 2) before the view to "
-         "(b, num_tokens, d_out)", mha(merge_without_transpose=True)),
-        ("out_proj is never applied to the combined heads", mha(use_out_proj=False)),
-        ("the scores are divided by sqrt(d_out) instead of sqrt(head_dim)", subclass_with_forward("3.2", _mha_scale_by_dout())),
-    ] + [(m, mha(**o)) for o, m in MASKING + SCALING[:1] + SCALING[4:]]
+    return [(message, subclass_with_forward("3.2", forward)) for message, forward in multi_head_mistakes()]
 
 
 # ------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import torch
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import HiddenSpec
-from grader.hidden.attention import attention_internals, dropout_internals, module_case
+from grader.hidden.attention import attention_internals, dropout_internals, module_case, multi_head_mistakes
 from grader.hidden.casekit import module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 
@@ -628,8 +628,6 @@ def _as_cache_forward(forward_of_3_2):
 
 
 def _variants_6_5():
-    from grader.chapters.ch03_multihead_attention import _variants_3_2
-
     cache = lambda **o: subclass_with("6.5", forward=_cache_forward(**o))  # noqa: E731
     return [
         ("a chunk after cached tokens uses the mask's first rows: the new queries sit at positions "
@@ -650,8 +648,7 @@ def _variants_6_5():
         ("running past context_length fails inside PyTorch instead of with your own clear error: check "
          "that the cached tokens plus the new ones fit and raise (ValueError) saying so",
          subclass_with("6.5", forward=_no_bounds_check)),
-    ] + [(message, subclass_with("6.5", forward=_as_cache_forward(mistake.__dict__["forward"])))
-         for message, mistake in _variants_3_2()]
+    ] + [(message, subclass_with("6.5", forward=_as_cache_forward(forward))) for message, forward in multi_head_mistakes()]
 
 
 # ------------------------------------------------------------------------------------------

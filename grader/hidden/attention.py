@@ -70,6 +70,52 @@ MASKING = [
 # Cases of attention modules
 # ------------------------------------------------------------------------------------------
 
+def _multi_head_forward(split_without_transpose=False, merge_without_transpose=False, use_out_proj=True, **options):
+    """MultiHeadAttention's forward with one classic mistake switched on (or attend's options)."""
+    def forward(self, x):
+        b, t, _ = x.shape
+        h, hd = self.num_heads, self.head_dim
+
+        def split(y):
+            if split_without_transpose:
+                return y.reshape(b, h, t, hd)
+            return y.view(b, t, h, hd).transpose(1, 2)
+
+        q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
+        _, context = attend(q, k, v, causal=True, dropout=self.dropout, d_in=x.shape[-1], **options)
+        if merge_without_transpose:
+            context = context.reshape(b, t, self.d_out)
+        else:
+            context = context.transpose(1, 2).reshape(b, t, self.d_out)
+        return self.out_proj(context) if use_out_proj else context
+    return forward
+
+
+def _multi_head_scaled_by_d_out(self, x):
+    """MultiHeadAttention's forward dividing the scores by sqrt(d_out) instead of sqrt(head_dim)."""
+    b, t, _ = x.shape
+    split = lambda y: y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # noqa: E731
+    q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
+    scores = (q @ k.transpose(-2, -1)).masked_fill(
+        torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), 1), NEG_INF)
+    weights = self.dropout(torch.softmax(scores / self.d_out ** 0.5, dim=-1))
+    return self.out_proj((weights @ v).transpose(1, 2).reshape(b, t, self.d_out))
+
+
+def multi_head_mistakes():
+    """MultiHeadAttention's classic mistakes, as (message, forward) pairs, in the order they are
+    tried: chapter 03 grades them in Task 3.2, and chapter 06 again in the attention of Task 6.5,
+    which a student builds by adding a cache to their chapter 03 class."""
+    return [
+        ("the heads are split with view(b, num_heads, num_tokens, head_dim) directly: view as "
+         "(b, num_tokens, num_heads, head_dim) first, then transpose(1, 2)", _multi_head_forward(split_without_transpose=True)),
+        ("the heads are merged without transposing back: transpose(1, 2) before the view to "
+         "(b, num_tokens, d_out)", _multi_head_forward(merge_without_transpose=True)),
+        ("out_proj is never applied to the combined heads", _multi_head_forward(use_out_proj=False)),
+        ("the scores are divided by sqrt(d_out) instead of sqrt(head_dim)", _multi_head_scaled_by_d_out),
+    ] + [(message, _multi_head_forward(**options)) for options, message in MASKING + SCALING[:1] + SCALING[4:]]
+
+
 def module_case(task_id, rng, construct, kind="forward", batch=2, tokens=6, dtype="float32", *,
                 causal=True, batched=True, out_width=None, identity_out_proj=False, **args):
     """One case of an attention module: weights for the reference's parameters, an input,

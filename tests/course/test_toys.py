@@ -1,6 +1,6 @@
 """The toy models the probes run live in one module, gptcourse.checking.chapters.toys, and no chapter
 module imports another chapter's module (what chapters share lives in a shared module:
-chapters/attention.py, chapters/toys.py). Costs well under a second: it reads source files
+chapters/attention.py, chapters/toys.py, grader/hidden/). Costs well under a second: it reads source files
 and imports modules the other tests import anyway."""
 import ast
 import inspect
@@ -13,10 +13,6 @@ from gptcourse.checking.tasks import CHAPTERS, chapter_module
 
 CHAPTER_FILES = sorted((REPO / "course/gptcourse/checking/chapters").glob("ch*.py")) + sorted(
     (REPO / "grader/chapters").glob("ch*.py"))
-# The one cross-chapter import left, and why: the hidden cases of 6.5 (the cached multi-head
-# attention) replay chapter 03's known MultiHeadAttention mistakes as the cache module's forward.
-# Those mistakes are chapter 03's own hidden material, so they stay in its hidden module.
-KNOWN_CROSS_CHAPTER = {"grader/chapters/ch06_sampling.py": ["grader.chapters.ch03_multihead_attention"]}
 
 
 def _chapter_of(module_name):
@@ -50,9 +46,9 @@ def test_the_rule_finds_a_cross_chapter_import(tmp_path):
 def test_no_chapter_module_imports_another_chapter_s_module(path):
     own = path.stem[2:]
     others = sorted({m for m in _imported_modules(path) if _chapter_of(m) not in (None, own)})
-    others = [m for m in others if m not in KNOWN_CROSS_CHAPTER.get(str(path.relative_to(REPO)), [])]
     assert not others, (f"{path.relative_to(REPO)} imports {others}: move what chapters share to "
-                        f"gptcourse/checking/chapters/toys.py (models) or attention.py (attention probes)")
+                        f"gptcourse/checking/chapters/toys.py (models), chapters/attention.py (attention probes) or "
+                        f"grader/hidden/ (hidden cases and mistakes)")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
