@@ -11,7 +11,6 @@
 """
 import argparse
 import importlib
-import json
 import os
 import sys
 
@@ -97,11 +96,7 @@ def _stopped(error):
 
 def _isolation_of(out_dir):
     """The isolation this run used, as recorded in run.json."""
-    try:
-        with open(os.path.join(out_dir, gradefolder.RUN), encoding="utf-8") as f:
-            return json.load(f).get("isolation")
-    except (OSError, ValueError, AttributeError):
-        return None
+    return gradefolder.read_run(out_dir, required=False).get("isolation")
 
 
 def _write_class_report(out_dir):
@@ -109,17 +104,11 @@ def _write_class_report(out_dir):
     from grader.class_report import write_report
 
     try:
-        with open(os.path.join(out_dir, gradefolder.GRADES_JSON), encoding="utf-8") as f:
-            records = json.load(f)
-    except (OSError, ValueError) as exc:
-        print(f"error: cannot read {os.path.join(out_dir, gradefolder.GRADES_JSON)}: {exc}", file=sys.stderr)
+        records = gradefolder.read_grades(out_dir)
+    except gradefolder.GradeFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
-    try:
-        with open(os.path.join(out_dir, gradefolder.RUN), encoding="utf-8") as f:
-            run = json.load(f)
-    except (OSError, ValueError):
-        run = {}  # the report says what it can without it
-    print(write_report(records if isinstance(records, list) else [], out_dir, run))
+    print(write_report(records, out_dir, gradefolder.read_run(out_dir, required=False)))  # says what it can without run.json
     return 0
 
 

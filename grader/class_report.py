@@ -441,7 +441,7 @@ def _task_section(task_ids, tasks):
     head = "".join(f"<th class=\"num\">{s}</th>" for s in STATUS_ORDER)
     table = ("<table><tr><th>task</th><th>graded names</th><th>level</th><th class=\"num\">students</th>"
              f"{head}</tr>" + "".join(rows) + "</table>")
-    return (f"<h2 id=\"tasks\">Tasks</h2><p>The share of students by status, task by task.</p>"
+    return ("<h2 id=\"tasks\">Tasks</h2><p>The share of students by status, task by task.</p>"
             + _img(_task_plot(task_ids, tasks), "share of students passing each task") + table)
 
 

@@ -228,12 +228,7 @@ def _run_settings(settings, isolation, paths=()):
     The graded paths (absolute) and the limits are recorded too: `python -m grader regrade`
     grades the same submissions again with them (grader/regrade.py)."""
     path = os.path.join(settings.out_dir, gradefolder.RUN)
-    try:
-        with open(path, encoding="utf-8") as f:
-            previous = json.load(f)
-        previous_seed = previous.get("seed") if isinstance(previous, dict) else None
-    except (OSError, ValueError):
-        previous_seed = None
+    previous_seed = gradefolder.read_run(settings.out_dir, required=False).get("seed")
     if not isinstance(previous_seed, int) or isinstance(previous_seed, bool):
         previous_seed = secrets.randbelow(2**31)
     seed = settings.seed if settings.seed is not None else previous_seed

@@ -33,7 +33,6 @@ carriage return gets a leading ' so that a spreadsheet never runs it as a formul
 import argparse
 import csv
 import io
-import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -85,15 +84,9 @@ def load_records(out_dir):
     """The task records of a graded folder (its grades.json)."""
     path = os.path.join(out_dir, gradefolder.GRADES_JSON)
     try:
-        with open(path, encoding="utf-8") as f:
-            records = json.load(f)
-    except FileNotFoundError:
-        raise ExportError(f"{path} does not exist: grade first (python -m grader grade PATH... --out {out_dir})") \
-            from None
-    except (OSError, ValueError) as exc:
-        raise ExportError(f"{path} could not be read ({exc})") from None
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise ExportError(f"{path} is not a list of task records")
+        records = gradefolder.read_grades(out_dir)
+    except gradefolder.GradeFolderError as exc:
+        raise ExportError(str(exc)) from None
     known = []
     for record in records:
         if record.get("task") not in _tasks.TASKS_BY_ID or not isinstance(record.get("submission"), str):

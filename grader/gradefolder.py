@@ -31,6 +31,53 @@ STATUSES = ("passed", "failed", "error", "timeout")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class GradeFolderError(Exception):
+    """A file of the grade folder is missing or is not what the grader writes (the message
+    says which file, and what to do)."""
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the folder back: run.json and grades.json, for every command that reads them
+# ------------------------------------------------------------------------------------------
+
+def _read_json(out_dir, name):
+    path = os.path.join(out_dir, name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return path, json.load(f)
+    except FileNotFoundError:
+        raise GradeFolderError(f"{path} does not exist: {out_dir} was never graded; grade first "
+                               f"(python -m grader grade PATH... --out {out_dir})") from None
+    except (OSError, ValueError) as exc:
+        raise GradeFolderError(f"{path} could not be read ({exc})") from None
+
+
+def read_grades(out_dir):
+    """grades.json's task records, a list of dicts; GradeFolderError when it is missing or is
+    something else. The records' fields are still to be checked by whoever reads them."""
+    path, records = _read_json(out_dir, GRADES_JSON)
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise GradeFolderError(f"{path} is not a list of task records")
+    return records
+
+
+def read_run(out_dir, required=True):
+    """run.json (the seed, the device, the isolation, the paths and limits of the run) as a
+    dict. required=False: {} when it is missing or unreadable, for a reader that says what it
+    can without it."""
+    try:
+        path, run = _read_json(out_dir, RUN)
+    except GradeFolderError:
+        if required:
+            raise
+        return {}
+    if not isinstance(run, dict):
+        if required:
+            raise GradeFolderError(f"{path} is not the record of a grade run")
+        return {}
+    return run
+
+
 def write_atomically(path, data):
     """Write a whole file or nothing: a temporary file beside it, then a rename over it.
 

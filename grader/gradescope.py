@@ -192,8 +192,7 @@ def grade_submission(root, settings, work):
     source = os.path.join(root, "source")
     if subprocess.run(command, cwd=source, env=_grading_env(source, work)).returncode != 0:
         return machine_problem_results("the grade command failed; its log is in the autograder's stdout")
-    return results_json(_read_json(os.path.join(out, gradefolder.GRADES_JSON)), settings,
-                        _read_json(os.path.join(out, gradefolder.RUN)), notes)
+    return results_json(gradefolder.read_grades(out), settings, gradefolder.read_run(out), notes)
 
 
 def grade_command(staged, out, settings):

@@ -32,14 +32,10 @@ class RegradeError(Exception):
 def read_run(out_dir):
     path = os.path.join(out_dir, gradefolder.RUN)
     try:
-        with open(path, encoding="utf-8") as f:
-            run = json.load(f)
-    except FileNotFoundError:
-        raise RegradeError(f"{path} does not exist: {out_dir} was never graded (python -m grader grade PATH... "
-                           f"--out {out_dir})") from None
-    except (OSError, ValueError) as exc:
-        raise RegradeError(f"{path} could not be read ({exc})") from None
-    if not isinstance(run, dict) or not isinstance(run.get("seed"), int):
+        run = gradefolder.read_run(out_dir)
+    except gradefolder.GradeFolderError as exc:
+        raise RegradeError(str(exc)) from None
+    if not isinstance(run.get("seed"), int):
         raise RegradeError(f"{path} has no seed: grade {out_dir} with `python -m grader grade` first")
     return run
 

@@ -20,9 +20,7 @@ instructor tries a wheel on Colab that way before pushing it, a JupyterHub sets 
 server, and the tests point it at local stand-ins for GitHub.
 """
 import json
-import os
 import re
-import sys
 
 from gptcourse.checking import conventions
 
