@@ -20,7 +20,7 @@ import tempfile
 import nbformat
 
 from gptcourse.checking import conventions, records
-from gptcourse.checking.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
+from gptcourse.checking.tasks import chapter_names, get_task, task_of_cell, tasks_of
 from grader.nbgrader_course import make_course
 from grader.paths import (  # noqa: F401 - SOLUTIONS, nbgrader_command: imported from here by other tools
     COURSE, FIXTURES, REFERENCE, ROOT, SOLUTIONS, master_path, nbgrader_command)
@@ -78,8 +78,9 @@ def carried_reference_import(task):
     return f"from grader.reference.ch{task.chapter} import {', '.join(task.names)}\n"
 
 
-def build_manifest():
-    return {chapter: chapter_manifest(chapter) for chapter in CHAPTERS}
+def build_manifest(chapters=None):
+    """The manifest of the given chapters (default: every chapter of the course table)."""
+    return {chapter: chapter_manifest(chapter) for chapter in chapters or chapter_names()}
 
 
 # ------------------------------------------------------------------------------------------
@@ -107,7 +108,7 @@ def reference_files(manifest):
     return files
 
 
-def fixture_files():
+def fixture_files(chapters=None):
     """The reference's observations on the public cases, with the known variants'.
 
     Computed with one torch thread, as the grader computes its expectations: with several, the
@@ -119,17 +120,17 @@ def fixture_files():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _fixture_files()
+        return _fixture_files(chapters or chapter_names())
     finally:
         torch.set_num_threads(threads)
 
 
-def _fixture_files():
+def _fixture_files(chapters):
     from grader.chapters import public_cases
     from grader.hidden.expectations import expectations
 
     files = {}
-    for chapter in CHAPTERS:
+    for chapter in chapters:
         content = {}
         for task in tasks_of(chapter):
             entries = []
@@ -167,20 +168,21 @@ def notebook_text(nb):
     return nbformat.writes(normalize_notebook(nb)) + ""
 
 
-def release_files():
+def release_files(chapters=None):
     """Run nbgrader generate_assignment on each master in a scratch course directory."""
+    chapters = chapters or chapter_names()
     files = {}
     with tempfile.TemporaryDirectory() as course_root:
-        make_course(course_root)
-        for chapter in CHAPTERS:
+        make_course(course_root, chapters)
+        for chapter in chapters:
             released = read_notebook(os.path.join(course_root, "release", chapter, f"{chapter}.ipynb"))
             files[os.path.join(COURSE, f"{chapter}.ipynb")] = notebook_text(released)
     return files
 
 
-def master_files():
+def master_files(chapters=None):
     """The masters themselves, normalised (they are committed without outputs)."""
-    return {master_path(c): notebook_text(read_notebook(master_path(c))) for c in CHAPTERS}
+    return {master_path(c): notebook_text(read_notebook(master_path(c))) for c in chapters or chapter_names()}
 
 
 # ------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import sys
 from dataclasses import dataclass, field
 
 from gptcourse.checking import tasks as _tasks
-from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of
+from gptcourse.checking.tasks import chapter_names, get_task, tasks_of
 from grader import gradefolder
 
 FORMATS = ("canvas", "moodle")
@@ -181,7 +181,7 @@ def columns(records, per="chapter"):
     maxima = task_maxima(records)
     graded_chapters = {get_task(r["task"]).chapter for r in records}
     found = []
-    for chapter in CHAPTERS:
+    for chapter in chapter_names():
         if chapter not in graded_chapters:
             continue
         task_ids = [t.id for t in tasks_of(chapter)]

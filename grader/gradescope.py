@@ -44,7 +44,7 @@ import tempfile
 import time
 import zipfile
 
-from gptcourse.checking.tasks import CHAPTERS, tasks_of
+from gptcourse.checking.tasks import chapter_names, tasks_of
 from grader import gradefolder
 
 DEFAULT_ROOT = "/autograder"
@@ -314,8 +314,8 @@ def machine_problem_results(why):
 def add_parser(commands):
     p = commands.add_parser("gradescope", help="write a Gradescope autograder (zip) that grades with this grader")
     p.add_argument("--out", required=True, metavar="ZIP", help="the autograder zip to write")
-    p.add_argument("--chapters", nargs="+", choices=CHAPTERS, default=list(CHAPTERS), metavar="CHAPTER",
-                   help=f"the chapters the assignment grades (default: all): {', '.join(CHAPTERS)}")
+    p.add_argument("--chapters", nargs="+", choices=chapter_names(), default=list(chapter_names()), metavar="CHAPTER",
+                   help=f"the chapters the assignment grades (default: all): {', '.join(chapter_names())}")
     p.add_argument("--seed", type=int, default=None,
                    help="hidden test seed for every submission (default: a new one per submission)")
     p.add_argument("--jobs", type=int, default=1,
@@ -330,7 +330,7 @@ def add_parser(commands):
 
 
 def main(args):
-    settings = {"chapters": [c for c in CHAPTERS if c in args.chapters], "seed": args.seed, "jobs": args.jobs,
+    settings = {"chapters": [c for c in chapter_names() if c in args.chapters], "seed": args.seed, "jobs": args.jobs,
                 "timeout": args.timeout, "memory_mb": args.memory_mb, "sandbox": args.sandbox,
                 "visibility": args.visibility}
     try:

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 
 from gptcourse.checking import conventions
-from gptcourse.checking.tasks import CHAPTERS, task_of_cell
+from gptcourse.checking.tasks import chapter_names, task_of_cell
 from grader.paths import NBGRADER_CONFIG, ROOT, master_path, nbgrader_command
 
 # The kernels nbgrader starts must import `gptcourse` (the student package, in course/) and
@@ -60,13 +60,13 @@ def run_nbgrader(root, *args, env=None):
     return result
 
 
-def make_course(root, chapters=CHAPTERS):
+def make_course(root, chapters=None):
     """Create an nbgrader course directory: the course's config, the masters as sources, and
     each chapter's student version (generate_assignment also records the chapter, its grade
     cells and their points in the gradebook, which autograde needs)."""
     os.makedirs(root, exist_ok=True)
     shutil.copy(NBGRADER_CONFIG, os.path.join(root, "nbgrader_config.py"))
-    for chapter in chapters:
+    for chapter in chapters or chapter_names():
         source_dir = os.path.join(root, "source", chapter)
         os.makedirs(source_dir, exist_ok=True)
         shutil.copy(master_path(chapter), os.path.join(source_dir, f"{chapter}.ipynb"))

@@ -37,7 +37,7 @@ import sys
 import warnings
 
 from gptcourse.checking import conventions
-from gptcourse.checking.tasks import CHAPTERS, get_task, task_of_cell, tasks_of
+from gptcourse.checking.tasks import chapter_names, get_task, task_of_cell, tasks_of
 
 
 class PushError(Exception):
@@ -105,7 +105,7 @@ def notebook_chapters(layout):
 def chapter_of_name(name):
     """The chapter an assignment's name stands for ('02_attention', '02_...', 'ch02...'), or None."""
     lowered = name.lower()
-    for chapter in CHAPTERS:
+    for chapter in chapter_names():
         number = chapter[:2]
         if lowered == chapter or lowered.startswith(chapter[:3]) or lowered.startswith(f"ch{number}") \
                 or lowered.startswith(f"chapter{number}") or lowered.startswith(f"chapter_{number}"):
@@ -165,8 +165,8 @@ def push(out_dir, db_url, assignment, course_dir=None, chapter=None):
         records = load_records(out_dir)
     except ExportError as exc:
         raise PushError(str(exc)) from None
-    if chapter is not None and chapter not in CHAPTERS:
-        raise PushError(f"unknown chapter {chapter!r}; the chapters are {', '.join(CHAPTERS)}")
+    if chapter is not None and chapter not in chapter_names():
+        raise PushError(f"unknown chapter {chapter!r}; the chapters are {', '.join(chapter_names())}")
 
     database = sqlite_path(db_url)
     if database and not os.path.exists(database):
@@ -187,7 +187,7 @@ def push(out_dir, db_url, assignment, course_dir=None, chapter=None):
                 f"--course-dir COURSE_DIR and this command runs it there")
         if wanted is None:
             raise PushError(f"which chapter is the assignment {assignment!r}? Give --chapter (one of "
-                            f"{', '.join(CHAPTERS)})")
+                            f"{', '.join(chapter_names())})")
         generate_assignment(course_dir, assignment, wanted, db_url)
         layout = assignment_layout(db_url, assignment)
         notebooks = notebook_chapters(layout)
@@ -264,7 +264,7 @@ def add_parser(commands):
     p.add_argument("--course-dir", metavar="COURSE",
                    help="an nbgrader course directory where `nbgrader generate_assignment NAME` is run when "
                         "the gradebook lacks the assignment (without it, that is an error)")
-    p.add_argument("--chapter", choices=CHAPTERS,
+    p.add_argument("--chapter", choices=chapter_names(),
                    help="the assignment's chapter, when generate_assignment must run and NAME does not say it")
     return p
 

@@ -20,7 +20,7 @@ import sys
 
 import nbformat
 
-from gptcourse.checking.tasks import CHAPTERS, carried_tasks, get_task, task_of_cell
+from gptcourse.checking.tasks import carried_tasks, chapter_names, get_task, task_of_cell
 from gptcourse.checking import conventions
 from grader.build import COURSE, SOLUTIONS, build_manifest, master_path, names_read, read_notebook
 
@@ -30,7 +30,7 @@ ANSWER_TAG = "answer"
 def solutions_by_task():
     """{task id: the master's solution cell without its markers} for every chapter."""
     found = {}
-    for chapter in CHAPTERS:
+    for chapter in chapter_names():
         for cell in read_notebook(master_path(chapter)).cells:
             grade_id = conventions.grade_id(cell)
             if cell.cell_type == "code" and conventions.is_kind(grade_id, conventions.SOLUTION):
@@ -116,7 +116,7 @@ def write_workshop(out):
     os.makedirs(out, exist_ok=True)
     solutions = solutions_by_task()
     paths = []
-    for chapter in CHAPTERS:
+    for chapter in chapter_names():
         path = os.path.join(out, f"{chapter}.ipynb")
         nbformat.write(workshop_notebook(chapter, solutions), path)
         paths.append(path)

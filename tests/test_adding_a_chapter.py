@@ -19,9 +19,9 @@ What stands in for "the file is in the repository":
   on the worker's PYTHONPATH registers the same course line and module there (the worker is
   another process, started by the real pool);
 - the build's output folders (grader.paths.SOLUTIONS, build.REFERENCE, build.FIXTURES, the
-  reference manifest grader.paths.MANIFEST, the self-check's FIXTURE_DIR) point into tmp_path, and the build's chapter
-  list (build.CHAPTERS, and the nbgrader course it makes) is the toy chapter alone: building the
-  nine real chapters would take minutes.
+  reference manifest grader.paths.MANIFEST, the self-check's FIXTURE_DIR) point into tmp_path, and the build is
+  asked for the toy chapter alone (its functions take the chapters, default every chapter of
+  the course table): building the nine real chapters would take minutes.
 The student release (`build.release_files`: nbgrader's generate_assignment in a subprocess)
 is the second, `slow`, test.
 
@@ -193,15 +193,12 @@ def toy(tmp_path, monkeypatch):
 
 
 def point_the_build_at(root, monkeypatch):
-    """The build reads the master from root/solutions and writes under root, for the toy
-    chapter alone."""
-    from grader import build, nbgrader_course, paths
+    """The build reads the master from root/solutions and writes under root."""
+    from grader import build, paths
 
     monkeypatch.setattr(paths, "SOLUTIONS", str(root / "solutions"))
     for name, folder in (("REFERENCE", "reference"), ("FIXTURES", "fixtures"), ("COURSE", "course")):
         monkeypatch.setattr(build, name, str(root / folder))
-    monkeypatch.setattr(build, "CHAPTERS", (TOY,))
-    monkeypatch.setattr(build, "make_course", lambda course_root: nbgrader_course.make_course(course_root, (TOY,)))
     return build
 
 
@@ -227,11 +224,11 @@ def test_a_new_chapter_is_its_five_pieces_and_one_course_line(toy, monkeypatch):
     assert entry["tasks"][TASK]["points"] == 1
     assert "BEGIN SOLUTION" not in entry["tasks"][TASK]["source"] and "return 2 * x" in entry["tasks"][TASK]["source"]
     assert "run_hidden_tests" not in entry["tasks"][TASK]["check_source"]
-    build.write_files(build.reference_files(build.build_manifest()))
+    build.write_files(build.reference_files(build.build_manifest([TOY])))
     load_module(monkeypatch, "grader.reference.ch99_toy", root / "reference" / "ch99_toy.py")
 
     # ... and the self-check's fixtures, from the reference and the hidden module.
-    build.write_files(build.fixture_files())
+    build.write_files(build.fixture_files([TOY]))
     monkeypatch.setattr(selfcheck, "FIXTURE_DIR", str(root / "fixtures"))
     (fixture,) = selfcheck.load_fixtures(TOY)[TASK]
     assert fixture["variants"][0]["message"] == MISTAKE
@@ -320,7 +317,7 @@ def test_the_release_of_a_new_chapter_is_made_from_its_master(toy, monkeypatch):
     stub, the check cell keeps the self-check and loses the hidden tests."""
     root, _ = toy
     build = point_the_build_at(root, monkeypatch)
-    (released,) = build.release_files().items()
+    (released,) = build.release_files([TOY]).items()
     assert released[0] == str(root / "course" / f"{TOY}.ipynb")
     cells = {conventions.grade_id(cell): cell.source for cell in nbformat.reads(released[1], as_version=4).cells}
     assert cells["task_99_1"] == 'def double(x):\n    """Twice the input tensor."""\n    # YOUR CODE HERE\n' \
