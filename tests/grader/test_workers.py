@@ -109,6 +109,60 @@ def test_a_host_with_cuda_initialised_refuses_to_start(monkeypatch):
     worker_host.check_no_gpu_initialised()
 
 
+# ------------------------------------------------------------------------------------------
+# What the host loads once for its children
+# ------------------------------------------------------------------------------------------
+
+def test_the_host_preloads_a_jobs_setup_imports_and_its_chapters_checking_module():
+    job = {"task": "7.1", "student_source": "import antigravity\n",
+           "setup_sources": ["import math\nimport torch.nn as nn\nfrom gptcourse import check, get_device\n"
+                             "def later():\n    import json\nx = 1\n", "import pandas as pd\n"]}
+    assert worker_host._modules_to_preload(job) == [
+        ("math", ()), ("torch.nn", ()), ("gptcourse", ("check", "get_device")), ("pandas", ()),
+        ("gptcourse.checking.chapters.ch07_classification", ())]  # never the student's cell, nor nested imports
+
+
+@pytest.fixture
+def fresh_preloads(monkeypatch, tmp_path):
+    """A host's preload record of its own, a torch without a GPU backend (the CPU build, where
+    the host preloads), and a folder on sys.path for made-up modules."""
+    monkeypatch.setattr(worker_host, "_PRELOADED", set())
+    monkeypatch.setattr(worker_host, "gpu_backend_built", lambda: False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in ("preload_ok", "preload_broken"):
+        sys.modules.pop(name, None)
+
+
+def test_a_preloaded_module_is_imported_once_and_a_broken_one_is_left_to_the_child(fresh_preloads):
+    (fresh_preloads / "preload_ok.py").write_text("import builtins\nbuiltins.preload_count = getattr(builtins, 'preload_count', 0) + 1\n")
+    (fresh_preloads / "preload_broken.py").write_text("raise ImportError('broken on purpose')\n")
+    job = {"task": "no such task", "setup_sources": ["import preload_broken\nimport preload_ok\n", "import (\n"]}
+    worker_host.preload_for(job)  # neither the broken module, the unknown task nor bad syntax raises
+    worker_host.preload_for(job)
+    import builtins
+    try:
+        assert "preload_ok" in sys.modules and builtins.preload_count == 1
+        assert "preload_broken" not in sys.modules
+    finally:
+        del builtins.preload_count
+
+
+def test_a_host_whose_torch_has_a_gpu_backend_preloads_nothing(fresh_preloads, monkeypatch):
+    (fresh_preloads / "preload_ok.py").write_text("x = 1\n")
+    monkeypatch.setattr(worker_host, "gpu_backend_built", lambda: True)
+    worker_host.preload_for({"task": "1.1", "setup_sources": ["import preload_ok\n"]})
+    assert "preload_ok" not in sys.modules
+
+
+def test_a_preload_that_initialises_cuda_stops_the_host(fresh_preloads, monkeypatch):
+    """Children forked after CUDA is initialised cannot use it: a preload must not do that."""
+    (fresh_preloads / "preload_ok.py").write_text("x = 1\n")
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    with pytest.raises(RuntimeError, match="initialization error"):
+        worker_host.preload_for({"task": "1.1", "setup_sources": ["import preload_ok\n"]})
+
+
 FORKED_CHILD_USES_CUDA = """
 import os, sys
 import torch

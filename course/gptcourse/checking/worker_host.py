@@ -310,6 +310,7 @@ def check_no_gpu_initialised():
 
 def run_request(request, scratch_root, private_fds):
     """Run one job in a child process; return the reply frame for the grader."""
+    preload_for(request["job"])
     scratch = tempfile.mkdtemp(prefix="task-", dir=scratch_root)
     reader, writer = os.pipe()
     started = time.monotonic()
@@ -322,6 +323,65 @@ def run_request(request, scratch_root, private_fds):
     ended = end_descendants()
     shutil.rmtree(scratch, ignore_errors=True)
     return {"outcome": outcome, "ended_processes": ended, "seconds": round(time.monotonic() - started, 3)}
+
+
+# ------------------------------------------------------------------------------------------
+# Loading once in the host what every child would load again
+# ------------------------------------------------------------------------------------------
+
+_PRELOADED = set()
+
+
+def preload_for(job):
+    """Import in the host, before it forks the job's child, the modules that child would import
+    anyway: those the course's setup cells import (pandas in chapters 07 and 08 costs about a
+    second a job), the student package's names they take (`from gptcourse import check`), and
+    the checking module of the task's chapter (the probes and the judge need it). Each is
+    imported once per host and is then in every later child, already compiled.
+
+    Only the grader's own setup cells and task id are read here, never the student's cell. A
+    module that fails to import is left alone: the child imports it again and reports it as it
+    always has.
+
+    Only where torch has no GPU backend (the CPU builds): elsewhere an import that asks torch
+    about the GPU could set up the CUDA driver in the host, and no child forked afterwards
+    could use it (see _warm_up). There each child imports what it needs, as before."""
+    if gpu_backend_built():
+        return
+    for module, names in _modules_to_preload(job):
+        if (module, names) in _PRELOADED:
+            continue
+        _PRELOADED.add((module, names))
+        try:
+            imported = importlib.import_module(module)
+            for name in names:
+                getattr(imported, name, None)  # gptcourse loads its names on first use
+        except Exception:  # noqa: BLE001 - the child meets the same error and reports it
+            continue
+        check_no_gpu_initialised()  # a CPU build cannot, but say so loudly if it ever did
+
+
+def _modules_to_preload(job):
+    """[(module, names taken from it)] for a job: its setup cells' imports, then its chapter's
+    checking module."""
+    wanted = []
+    for source in job.get("setup_sources", []):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:  # top-level imports only: what a setup cell always runs
+            if isinstance(node, ast.Import):
+                wanted += [(alias.name, ()) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                wanted.append((node.module, tuple(alias.name for alias in node.names)))
+    from gptcourse.checking.tasks import get_task
+
+    try:
+        wanted.append((f"gptcourse.checking.chapters.ch{get_task(job['task']).chapter}", ()))
+    except (KeyError, TypeError):
+        pass  # an unknown task: the child says so
+    return wanted
 
 
 def _watch(pid, reader, request, started):
