@@ -9,11 +9,13 @@ they arrive, so an interrupted batch resumes where it stopped.
 The stages of `grade`, in order:
 1. discover     the submissions and their notebooks (grader/submissions.py: discover);
 2. prepare      per task, the student's cell and the worker's job, or why there is none
-                (_prepared, _job); the records of an earlier run are kept (gradefolder.load_results);
-3. expected     the cases and the reference's observations, computed here (Expectations);
-4. run          the jobs in sandboxed workers (grader/pool.py, through start_workers);
-5. verdict      observations against expectations: status, message and finding
-                (grader/verdict.py, through safe_verdict);
+                (_prepare, _prepared, _job); the records of an earlier run are kept
+                (gradefolder.load_results);
+3. expected     the cases and the reference's observations, computed here (_compute_expected,
+                Expectations);
+4. run          the jobs in sandboxed workers (_run_and_judge; grader/pool.py, through start_workers);
+5. verdict      observations against expectations: status, message and finding, as each job
+                ends (_run_and_judge; grader/verdict.py, through safe_verdict);
 6. write        results.jsonl as records arrive, then grades, feedback, the class report and
                 run.json (grader/gradefolder.py, grader/report.py).
 """
@@ -260,6 +262,19 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
     Raises preflight.PreflightError before any record is yielded when a task cannot be prepared
     for any submission (always the same error), or its expected observations cannot be computed:
     that is the grader's or the machine's problem, never the students'."""
+    jobs, unprepared = _prepare(pending, manifest, expectations, settings, run)  # stage 2
+    # The hosts are still importing torch: compute what the verdicts will need meanwhile.
+    _compute_expected(jobs, expectations)  # stage 3
+    yield from unprepared
+    progress = _progress_bar(len(pending), settings.progress)
+    progress.update(len(pending) - len(jobs))
+    yield from _run_and_judge(jobs, expectations, settings, workers, progress)  # stages 4 and 5
+    progress.close()
+
+
+def _prepare(pending, manifest, expectations, settings, run):
+    """Stage 2: ([(key, record so far, worker job)], [(key, finished record)]): a job for each
+    task whose cell can run, a finished record (error or rejected) for each that cannot."""
     jobs, unprepared, failures = [], [], {}
     for key, submission, notebook, task in pending:
         base = _base_record(submission, notebook, task, manifest, run)
@@ -282,19 +297,24 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         else:
             jobs.append((key, base, job))
     _stop_on_tasks_that_never_prepare(failures, pending)
+    return jobs, unprepared
 
-    # The hosts are still importing torch: compute what the verdicts will need meanwhile.
+
+def _compute_expected(jobs, expectations):
+    """Stage 3: the reference's observations for every task that has a job, computed here."""
     for task_id in dict.fromkeys(base["task"] for _, base, _ in jobs):
         try:
             expectations.expected(task_id)
         except Exception as exc:  # noqa: BLE001 - the reference's side: no student is at fault
             preflight.raise_if([f"the grader could not compute what task {task_id} expects "
                                 f"({type(exc).__name__}: {exc}); a problem of this machine or of the grader"])
-    yield from unprepared
-    progress = _progress_bar(len(pending), settings.progress)
-    progress.update(len(pending) - len(jobs))
+
+
+def _run_and_judge(jobs, expectations, settings, workers, progress):
+    """Stages 4 and 5: run the jobs in the workers and yield (key, finished record) with each
+    verdict, in the order the hosts finish."""
     # Outcomes: {"result": <checked worker message>}, {"killed": ...}, {"died": ...} or
-    # {"malformed": why}, in the order the hosts finish (see grader/pool.py).
+    # {"malformed": why} (see grader/pool.py).
     outcomes = workers.run([(item, item[2]) for item in jobs], settings.timeout, settings.memory_mb)
     for (key, base, _), outcome in outcomes:
         progress.update(1)
@@ -303,7 +323,6 @@ def _grade_pending(pending, manifest, expectations, settings, run, workers):
         base["notes"] += judged.warnings
         yield key, gradefolder.readable_record(gradefolder.finished(base, judged.status, judged.message, outcome.get("seconds"),
                                             judged.finding))
-    progress.close()
 
 
 def _stop_on_tasks_that_never_prepare(failures, pending):
