@@ -67,13 +67,11 @@ def read_run(out_dir, required=True):
     can without it."""
     try:
         path, run = _read_json(out_dir, RUN)
+        if not isinstance(run, dict):
+            raise GradeFolderError(f"{path} is not the record of a grade run")
     except GradeFolderError:
         if required:
             raise
-        return {}
-    if not isinstance(run, dict):
-        if required:
-            raise GradeFolderError(f"{path} is not the record of a grade run")
         return {}
     return run
 

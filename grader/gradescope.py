@@ -314,8 +314,9 @@ def machine_problem_results(why):
 def add_parser(commands):
     p = commands.add_parser("gradescope", help="write a Gradescope autograder (zip) that grades with this grader")
     p.add_argument("--out", required=True, metavar="ZIP", help="the autograder zip to write")
-    p.add_argument("--chapters", nargs="+", choices=chapter_names(), default=list(chapter_names()), metavar="CHAPTER",
-                   help=f"the chapters the assignment grades (default: all): {', '.join(chapter_names())}")
+    chapters = chapter_names()
+    p.add_argument("--chapters", nargs="+", choices=chapters, default=list(chapters), metavar="CHAPTER",
+                   help=f"the chapters the assignment grades (default: all): {', '.join(chapters)}")
     p.add_argument("--seed", type=int, default=None,
                    help="hidden test seed for every submission (default: a new one per submission)")
     p.add_argument("--jobs", type=int, default=1,

@@ -329,7 +329,7 @@ def run_request(request, scratch_root, private_fds):
 # Loading once in the host what every child would load again
 # ------------------------------------------------------------------------------------------
 
-_PRELOADED = set()
+_PRELOADED = set()  # the (task, setup cells) of the jobs this host has preloaded for
 
 
 def preload_for(job):
@@ -348,10 +348,11 @@ def preload_for(job):
     could use it (see _warm_up). There each child imports what it needs, as before."""
     if gpu_backend_built():
         return
+    seen = (job.get("task"), tuple(job.get("setup_sources", ())))
+    if seen in _PRELOADED:  # most jobs: nothing to parse or import again
+        return
+    _PRELOADED.add(seen)
     for module, names in _modules_to_preload(job):
-        if (module, names) in _PRELOADED:
-            continue
-        _PRELOADED.add((module, names))
         try:
             imported = importlib.import_module(module)
             for name in names:
