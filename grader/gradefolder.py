@@ -27,7 +27,7 @@ GRADES_CSV = "grades.csv"
 FEEDBACK = "feedback"
 REPORT = "report.html"
 
-STATUSES = ("passed", "failed", "error", "timeout")
+STATUSES = ("passed", "failed", "error", "timeout", "memory")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -86,6 +86,10 @@ def write_atomically(path, data):
     folder = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix=".writing-", dir=folder)
     try:
+        # mkstemp makes the file private (0600); a grade file gets the mode any new file of this
+        # user gets (0644 under the usual umask), so that teaching assistants sharing the folder
+        # can read it.
+        os.fchmod(handle, 0o666 & ~current_umask())
         if isinstance(data, bytes):
             f = os.fdopen(handle, "wb")
         else:
@@ -97,6 +101,21 @@ def write_atomically(path, data):
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def current_umask():
+    """This process's umask, read without changing it (Linux shows it in /proc; elsewhere it is
+    set and restored at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def safe_name(name):

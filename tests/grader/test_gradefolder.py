@@ -3,6 +3,8 @@ push-nbgrader, regrade, gradescope, the next grade run's seed): one reader each,
 messages, and no other module opens them with its own rules."""
 import ast
 import json
+import os
+import stat
 
 import pytest
 
@@ -73,3 +75,14 @@ def test_no_other_module_reads_run_json_or_grades_json_with_rules_of_its_own(nam
     assert len(modules) > 15
     readers = [found for path in modules for found in functions_that_load_json_beside(name, path)]
     assert not readers, f"read {name} through gradefolder.read_grades / read_run instead: {readers}"
+
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_a_file_written_atomically_gets_the_mode_the_umask_gives(tmp_path, umask, mode):
+    previous = os.umask(umask)
+    try:
+        gradefolder.write_atomically(tmp_path / "grades.json", "[]")
+        assert gradefolder.current_umask() == umask
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "grades.json").stat().st_mode) == mode
