@@ -4,8 +4,10 @@
 
 A 90-minute practical must not stall on one task. In this edition each task cell is followed
 by an "Answer" code cell, collapsed, whose first line reads
-"# Answer to Task 2.1 — try it yourself first": a participant who is stuck opens it, runs it,
-and goes on with the rest of the notebook. A carry-over cell (chapter 03 brings
+"# Answer to Task 2.1 — try it yourself first". The answer does nothing until the participant
+chooses it: running the notebook top to bottom checks their own code. A participant who is
+stuck opens the cell (one click), sets `use_answer = True` in it, runs it and the check cell
+below, and goes on with the rest of the notebook. A carry-over cell (chapter 03 brings
 CausalAttention from chapter 02) is followed by the earlier task's answer too, so chapter 03
 runs even where chapter 02 was left unfinished.
 
@@ -15,8 +17,10 @@ only where answers are meant to be seen. The graded release in course/ is not to
 """
 import argparse
 import ast
+import io
 import os
 import sys
+import tokenize
 
 import nbformat
 
@@ -39,18 +43,51 @@ def solutions_by_task():
 
 
 def answer_cell(task_id, solution, carried=False):
-    """A collapsed code cell holding the answer to a task."""
+    """A collapsed code cell holding the answer to a task, which does nothing until the
+    participant chooses it: its code runs only once they set `use_answer = True` in it. Running
+    the notebook top to bottom therefore checks their own code, never the answer."""
     task = get_task(task_id)
     if carried:  # in a later chapter: the participant has tried it already
         first_line = (f"# Answer to Task {task.id} (chapter {task.chapter.split('_')[0]}) — "
-                      f"run it only if your own {', '.join(task.names)} does not pass its check")
+                      f"use it only if your own {', '.join(task.names)} does not pass its check")
     else:
         first_line = f"# Answer to Task {task.id} — try it yourself first"
+    source = "\n".join([
+        first_line,
+        f"# Running this cell leaves your own code in place. To use the answer instead, set",
+        f"# use_answer = True and run this cell, then the check cell{' after it' if not carried else 's below'}.",
+        "use_answer = False",
+        "if use_answer:",
+        indented(solution.strip("\n")),
+        f"    print(\"Task {task.id}: the answer is in use in place of your own {', '.join(task.names)}.\")",
+    ])
     return nbformat.v4.new_code_cell(
-        f"{first_line}\n{solution}".rstrip("\n"),
+        source,
         id=f"answer-{task.id.replace('.', '-')}",
         metadata={"jupyter": {"source_hidden": True}, "tags": [ANSWER_TAG]},
     )
+
+
+def indented(code, prefix="    "):
+    """The code as the body of an `if`: every line indented, except the lines inside a
+    triple-quoted string that is not a docstring (its text would change; a docstring's
+    indentation is ignored by Python's help)."""
+    docstrings = {node.body[0].lineno for node in ast.walk(ast.parse(code))
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    kept = set()
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type == tokenize.STRING and token.end[0] > token.start[0] and token.start[0] not in docstrings:
+            kept.update(range(token.start[0] + 1, token.end[0] + 1))
+    return "\n".join(line if number in kept or not line.strip() else prefix + line
+                     for number, line in enumerate(code.split("\n"), start=1))
+
+
+def answer_code(cell_source):
+    """The answer's code in an answer cell (the body of its `if use_answer:`), as the master has it."""
+    lines = cell_source.split("\n")
+    body = lines[lines.index("if use_answer:") + 1:-1]  # without the closing print
+    return "\n".join(line[4:] if line.startswith("    ") else line for line in body)
 
 
 def carried_answer(task_id, solutions, chapter):

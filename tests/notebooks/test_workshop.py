@@ -1,4 +1,6 @@
-"""The workshop edition: a collapsed answer after every task; it runs top to bottom as it is."""
+"""The workshop edition: a collapsed answer after every task, used only when chosen; it runs top
+to bottom as it is, and with every answer chosen."""
+import copy
 import subprocess
 import sys
 
@@ -6,9 +8,11 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from factory import REPO, grade_id, manifest
+from factory import CORPUS, REPO, grade_id, manifest
 from gptcourse.checking.tasks import CHAPTERS, tasks_of
 from grader import workshop
+
+CH2 = "02_attention"
 
 
 def released_files():
@@ -42,7 +46,8 @@ def test_every_task_cell_is_followed_by_its_collapsed_answer(edition, chapter):
         assert answer.cell_type == "code" and answer.metadata["jupyter"]["source_hidden"] is True
         first, _, code = answer.source.partition("\n")
         assert first == f"# Answer to Task {task.id} — try it yourself first"
-        assert code.strip() == solutions[task.id]["source"].strip()
+        assert workshop.answer_code(answer.source).strip() == solutions[task.id]["source"].strip()
+        assert "\nuse_answer = False\nif use_answer:\n" in answer.source  # nothing happens until chosen
         assert "### BEGIN SOLUTION" not in answer.source and "nbgrader" not in answer.metadata
     released = nbformat.read(REPO / "course" / f"{chapter}.ipynb", as_version=4)
     assert [c for c in nb.cells if "answer" not in c.metadata.get("tags", [])] == released.cells
@@ -74,16 +79,59 @@ def test_writing_into_the_release_folder_is_refused():
         workshop.write_workshop(REPO / "course")
 
 
-@pytest.mark.slow
-def test_the_edition_runs_top_to_bottom(edition, mirror_dir, monkeypatch):
-    """With the answers run, nothing stalls: every check passes, in both chapters, in order."""
+def choose_answers(nb):
+    """What a participant does to use every answer: set use_answer = True in each answer cell."""
+    for cell in nb.cells:
+        if "answer" in cell.metadata.get("tags", []):
+            assert "\nuse_answer = False\n" in cell.source
+            cell.source = cell.source.replace("\nuse_answer = False\n", "\nuse_answer = True\n")
+    return nb
+
+
+def kernel_env(monkeypatch, mirror_dir):
     monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("PYTHONPATH", str(REPO / "course"))  # the student package only
+
+
+def test_running_in_order_checks_the_participants_own_code(edition, mirror_dir, monkeypatch):
+    """The answer cell sits between a task cell and its check: it used to redefine the
+    participant's function before the check ran, so wrong code (softmax over dim=0) showed "all
+    self-check cases passed". Run in order with the answers left alone, the check now sees the
+    participant's own code and names the mistake; a participant who chooses the answer then gets
+    a passing check."""
+    kernel_env(monkeypatch, mirror_dir)
+    nb = nbformat.read(edition / f"{CH2}.ipynb", as_version=4)
+    end = next(i for i, c in enumerate(nb.cells) if grade_id(c) == "check_2_1")
+    nb.cells = nb.cells[:end + 1]  # the setup, Task 2.1, its answer and its check, in order
+    task = next(c for c in nb.cells if grade_id(c) == "task_2_1")
+    task.source = (CORPUS / "2.1" / "wrong_softmax_dim0.py").read_text()
+    chosen = copy.deepcopy(nb)
+    run_in_order(nb, edition)
+    said = check_output(nb.cells[-1])
+    assert "the softmax is taken over the wrong dimension" in said, said
+    assert "passed" not in said, said
+    run_in_order(choose_answers(chosen), edition)
+    assert "self-check cases passed" in check_output(chosen.cells[-1]), check_output(chosen.cells[-1])
+
+
+def run_in_order(nb, folder):
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+
+
+def check_output(cell):
+    return "\n".join("".join(o.get("text", "")) or f"{o.get('ename')}: {o.get('evalue')}" for o in cell.outputs)
+
+
+@pytest.mark.slow
+def test_the_edition_runs_top_to_bottom(edition, mirror_dir, monkeypatch):
+    """With every answer chosen, nothing stalls: every check passes, in every chapter, in order."""
+    kernel_env(monkeypatch, mirror_dir)
     # Chapter 05's training runs take one epoch here: the masters test runs them in full.
     monkeypatch.setenv("GPTCOURSE_QUICK_RUN", "1")
     for chapter in CHAPTERS:
-        nb = nbformat.read(edition / f"{chapter}.ipynb", as_version=4)
+        nb = choose_answers(nbformat.read(edition / f"{chapter}.ipynb", as_version=4))
         NotebookClient(nb, timeout=180, kernel_name="python3",
                        resources={"metadata": {"path": str(edition)}}).execute()  # raises on any error
         printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
