@@ -6,7 +6,7 @@ so it opens offline and can be mailed or archived. It shows:
 - scores per chapter (a histogram each) and, per task, the share of students by status;
 - per task, the most frequent mistakes and how many students made each;
 - the tasks and submissions that took longest;
-- the submissions that errored, timed out or could not be read, linked to their feedback.
+- the submissions that errored, timed out, ran out of memory or could not be read, linked to their feedback.
 
 Mistakes are grouped by a label made from each record's finding (the verdict as fields,
 gptcourse/checking/findings.py; see `mistake_of`): the known mistake the grader recognised, else the
@@ -34,9 +34,10 @@ TOP_MISTAKES = 5  # per task
 TOP_SLOW = 10  # tasks and submissions in the timing tables
 MAX_LABEL = 180  # characters of a mistake's label
 MAX_NAMES = 10  # students named under a mistake
-STATUS_ORDER = ("passed", "failed", "error", "timeout")
-# seaborn's "colorblind" palette: green, vermillion, orange, purple.
-STATUS_COLOURS = {"passed": "#029e73", "failed": "#d55e00", "error": "#de8f05", "timeout": "#cc78bc"}
+STATUS_ORDER = ("passed", "failed", "error", "timeout", "memory")
+# seaborn's "colorblind" palette: green, vermillion, orange, purple, sky blue.
+STATUS_COLOURS = {"passed": "#029e73", "failed": "#d55e00", "error": "#de8f05", "timeout": "#cc78bc",
+                  "memory": "#56b4e9"}
 DPI = 100
 
 # The kinds of mistake, in the order the report explains them, with how a count reads.
@@ -45,6 +46,7 @@ KINDS = {
     "wrong result": "made this mistake",
     "error": "got this error",
     "timeout": "timed out",
+    "memory": "ran out of memory",
     "rejected": "had this notebook rejected",
     "grader fault": "hit this grader fault",
 }
@@ -83,7 +85,7 @@ def _unstructured(record):
     """(kind, label) of a record without a finding: its status and its message's first clause."""
     feedback = re.sub(r"\s*\n\s*", " ", str(record.get("feedback") or "")).strip()
     status = record.get("status")
-    kind = {"timeout": "timeout", "failed": "wrong result"}.get(status, "error")
+    kind = {"timeout": "timeout", "memory": "memory", "failed": "wrong result"}.get(status, "error")
     return kind, _label(_general(feedback) or "(no feedback)")
 
 
@@ -327,10 +329,10 @@ img.plot { max-width: 100%; height: auto; display: block; margin: 0.5em 0; }
 .kind { display: inline-block; padding: 0 0.4em; border-radius: 3px; font-size: 0.8em; color: #fff;
         white-space: nowrap; }
 .kind-known-mistake { background: #d55e00; } .kind-wrong-result { background: #a0522d; }
-.kind-error { background: #de8f05; } .kind-timeout { background: #cc78bc; }
+.kind-error { background: #de8f05; } .kind-timeout { background: #cc78bc; } .kind-memory { background: #2f7fb0; }
 .kind-rejected { background: #555; } .kind-grader-fault { background: #000; }
 .status-passed { color: #027a59; } .status-failed { color: #b34700; } .status-error { color: #a86a00; }
-.status-timeout { color: #9b4f92; }
+.status-timeout { color: #9b4f92; } .status-memory { color: #2f7fb0; }
 details summary { cursor: pointer; color: #2b5d8a; } pre { white-space: pre-wrap; word-break: break-word;
   background: #f4f4f4; padding: 0.5em; margin: 0.3em 0; font-size: 0.9em; }
 """
@@ -385,7 +387,7 @@ def _header(records, submissions, tasks, out_dir, run, now):
         ("submissions", len(submissions)),
         ("tasks graded", f"{len(tasks)} tasks of {len({r.get('chapter') for r in records})} chapters "
                          f"({len(records)} task records)"),
-        ("status", ", ".join(f"{statuses[s]} {s}" for s in STATUS_ORDER)),
+        ("status", ", ".join(f"{statuses[s]} {s}" for s in STATUS_ORDER if statuses[s] or s == "passed")),
         ("device", run.get("device") or ", ".join(devices) or "—"),
         ("hidden test seed", run.get("seed") if run.get("seed") is not None else ", ".join(seeds) or "—"),
         ("torch", run.get("torch") or "—"),
@@ -526,7 +528,7 @@ def _problem_section(submissions, out_dir):
     rows = []
     for name in sorted(submissions):
         problems = [(mistake_of(r), r) for r in submissions[name]["records"]
-                    if r.get("status") in ("error", "timeout")]
+                    if r.get("status") in ("error", "timeout", "memory")]
         if not problems:
             continue
         kinds = {}
@@ -543,7 +545,7 @@ def _problem_section(submissions, out_dir):
     if not rows:
         return "<h2 id=\"problems\">Errors, timeouts and rejections</h2><p>None: every task ran to a verdict.</p>"
     return ("<h2 id=\"problems\">Errors, timeouts and rejections</h2>"
-            f"<p>{len(rows)} submission{'s' if len(rows) != 1 else ''} with a task that raised, timed out or "
-            "could not be read. The links open their feedback files (relative to this report).</p>"
+            f"<p>{len(rows)} submission{'s' if len(rows) != 1 else ''} with a task that raised, timed out, ran out of memory "
+            "or could not be read. The links open their feedback files (relative to this report).</p>"
             "<table><tr><th>submission</th><th>what</th><th>first problem</th><th>feedback</th></tr>"
             + "".join(rows) + "</table>")

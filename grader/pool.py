@@ -5,7 +5,8 @@ busy, restarts a host that dies (student code may kill it), and turns every repl
 *outcome* for the verdict:
 
     {"result": <worker message>}                  the code ran and reported
-    {"killed": "timeout" | "memory", "limit": x}  stopped at a limit
+    {"killed": "timeout" | "memory", "limit": x,  stopped at a limit (and where the code was,
+     "line": n, "step": "..."}                    when the child said)
     {"died": <exit status>}                       the process ended without reporting
     {"malformed": "<why>"}                        it reported something that is not a worker message
 
@@ -148,12 +149,28 @@ def outcome_of(reply, scrub=None):
             result["ended_processes"] = ended
         return result
     if outcome.get("killed") in ("timeout", "memory") and isinstance(outcome.get("limit"), (int, float)):
-        return {"killed": outcome["killed"], "limit": outcome["limit"]}
+        return {"killed": outcome["killed"], "limit": outcome["limit"], **_where(outcome, scrub)}
     if "oversized" in outcome:
         return {"malformed": f"the report was larger than {MAX_MESSAGE_BYTES} bytes"}
     if "died" in outcome and isinstance(outcome["died"], (int, str)):
         return {"died": str(outcome["died"])[:80]}
     return {"malformed": "the worker host sent an outcome of an unknown kind"}
+
+
+def _where(outcome, scrub=None):
+    """Where the code of a task stopped at its limit was, as its child said (untrusted: only a
+    line number and a short step that passes the scrubber are kept)."""
+    where = {}
+    line = outcome.get("line")
+    if isinstance(line, int) and not isinstance(line, bool) and 0 < line < 10**7:
+        where["line"] = line
+    step = outcome.get("step")
+    if isinstance(step, str) and 0 < len(step) <= 200:
+        if scrub:
+            step = scrub({"fatal": step, "warnings": []}).get("fatal") or ""
+        if step:
+            where["step"] = step
+    return where
 
 
 # ------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from gptcourse.checking.tasks import all_tasks
 from grader import gradefolder
 from grader.gradefolder import safe_name, write_atomically
 
-STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "⚠️", "timeout": "⏱️"}
+STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "⚠️", "timeout": "⏱️", "memory": "💾"}
 
 
 def write_all(records, out_dir, run):

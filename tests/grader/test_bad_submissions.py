@@ -1,6 +1,8 @@
 """The grader on submissions that break things: each gets the right score and a clear
 message, only the broken task loses points, and the batch always completes."""
 import json
+import os
+import stat
 
 import pytest
 
@@ -16,9 +18,26 @@ BROKEN_CELLS = [
      "class SelfAttention_v1(nn.Module):\n    def __init__(self, d_in, d_out):\n        super().__init__()\n"
      "        while True:\n            pass\n", "timeout", "did not finish"),
     ("infinite_loop_top_level", "2.3", "while True:\n    pass\n", "timeout", "did not finish"),
+    # Where the code was when it was stopped: the line of the cell, and what the grader was doing.
+    ("loop_never_increments", "2.3", "x = 0\ni = 0\nwhile i < 3:\n    x += 1\n", "timeout",
+     "was stopped at line 3 of your solution cell (an infinite loop"),
+    ("loop_in_the_function", "2.1",
+     "def simple_self_attention(inputs):\n    i = 0\n    while i < 3:\n        inputs = inputs + 0\n"
+     "    return inputs, inputs\n", "timeout",
+     "stopped at line 3 of your solution cell, while calling simple_self_attention(inputs)"),
     ("memory_bomb", "2.4",
      "def causal_attention_weights(attn_scores, d_k):\n    hog = [bytearray(10**8) for _ in range(1000)]\n"
-     "    return attn_scores\n", "error", "memory"),
+     "    return attn_scores\n", "memory", "used more than the 1,024 MB memory limit and was stopped at line 2"),
+    # torch's allocator fails under the cap (std::bad_alloc, "can't allocate memory"): the same
+    # verdict, not a RuntimeError.
+    ("graph_keeps_growing", "2.4",
+     "def causal_attention_weights(attn_scores, d_k):\n    kept = []\n    while True:\n"
+     "        kept.append(torch.ones(10**7, requires_grad=True) * 2)\n    return attn_scores\n", "memory",
+     "memory limit and was stopped at line 4 of your solution cell, while calling causal_attention_weights"
+     "(attn_scores, 2) — a loop that never ends, or one that keeps tensors that require grad"),
+    ("one_huge_tensor", "2.4",
+     "def causal_attention_weights(attn_scores, d_k):\n    big = torch.empty(10**11)\n    return attn_scores\n",
+     "memory", "tried to allocate 372.5 GB at once, more than the 1,024 MB memory limit at line 2"),
     ("sys_exit_top_level", "2.5", "import sys\nsys.exit(3)\n", "error", "sys.exit"),
     ("os_exit_in_call", "2.1",
      "import os\ndef simple_self_attention(inputs):\n    os._exit(0)\n", "error", "os._exit"),
@@ -36,6 +55,16 @@ BROKEN_CELLS = [
     ("imports_the_grader", "2.5",
      "from grader.reference.ch02_attention import CausalAttention\n", "error", "does not define"),
     ("stub_left", "2.3", None, "error", "not implemented yet"),
+    # A stub left as `pass`, and a function that forgot its return: said first, not what follows.
+    ("left_as_pass", "2.4", "def causal_attention_weights(attn_scores, d_k):\n    pass\n", "error",
+     "not implemented yet: the body of causal_attention_weights does nothing yet"),
+    ("forward_left_as_pass", "2.5",
+     "class CausalAttention(nn.Module):\n    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):\n"
+     "        super().__init__()\n    def forward(self, x):\n        pass\n", "error",
+     "not implemented yet: CausalAttention.forward does nothing yet"),
+    ("no_return", "2.1",
+     "def simple_self_attention(inputs):\n    weights = torch.softmax(inputs @ inputs.transpose(-2, -1), dim=-1)\n",
+     "error", "simple_self_attention returned None: it should return 2 values"),
 ]
 
 
@@ -64,8 +93,12 @@ def graded(tmp_path_factory):
     (subs / "not_json").mkdir(parents=True)
     (subs / "not_json" / f"{CH02}.ipynb").write_text('{"cells": [ {"cell_type": "code", "source": "x = ')
     write_notebook(filled_notebook(CH02), subs / "all_right" / f"{CH02}.ipynb")
-    records = run_grader([subs], root / "out", "--jobs", "2", "--timeout", "8", "--memory-mb", "1024",
-                         "--device", "cpu", "--seed", "7")
+    umask = os.umask(0o022)  # the usual umask: new files 0644 (test_grade_files_get_the_users_umask)
+    try:
+        records = run_grader([subs], root / "out", "--jobs", "2", "--timeout", "8", "--memory-mb", "1024",
+                             "--device", "cpu", "--seed", "7")
+    finally:
+        os.umask(umask)
     return records_by_submission(records), root / "out"
 
 
@@ -107,3 +140,14 @@ def test_batch_completes_and_writes_every_output(graded):
     for record in json.loads((out / "grades.json").read_text()):
         for key in ("submission", "task", "names", "points", "max_points", "status", "feedback"):
             assert key in record
+
+
+def test_grade_files_get_the_users_umask(graded):
+    """Teaching assistants who share a grade folder must be able to read it: every file the
+    grader writes (atomically or not) has the mode the umask gives new files, never mkstemp's 0600."""
+    _, out = graded
+    files = [path for path in out.rglob("*") if path.is_file()]
+    assert {"grades.json", "grades.csv", "results.jsonl", "run.json", "report.html"} <= {p.name for p in files}
+    assert any(p.parent.name == "feedback" for p in files)
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, (path, oct(path.stat().st_mode))

@@ -30,7 +30,7 @@ from grader.submissions import Notebook, Submission, check_cell_note, discover, 
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
 LONE_SURROGATE = "\udcff"
-STATUSES = ("passed", "failed", "error", "timeout")  # docs/grading.md
+STATUSES = ("passed", "failed", "error", "timeout", "memory")  # docs/grading.md
 
 
 def reference_source(task_id):

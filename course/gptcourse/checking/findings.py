@@ -23,7 +23,7 @@ may be written by student code too: `from_json` accepts only well-formed finding
 from dataclasses import asdict, dataclass, fields
 
 # The kinds of problem, in the order the class report explains them.
-KINDS = ("known mistake", "wrong result", "error", "timeout", "rejected", "grader fault")
+KINDS = ("known mistake", "wrong result", "error", "timeout", "memory", "rejected", "grader fault")
 
 
 @dataclass(frozen=True)

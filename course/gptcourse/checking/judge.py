@@ -172,6 +172,8 @@ def error_finding(error, task_id=None):
     finding = Finding("error", error_type="" if error.get("ours") else error["type"], step=error["step"])
     if error["type"] == "NotImplementedError":
         return "not implemented yet: replace `raise NotImplementedError()` with your code", finding
+    if error["type"] == "NothingImplemented":  # probes.refuse_empty_bodies: a stub left as `pass`
+        return f"not implemented yet: {error['message']}", replace(finding, error_type="NotImplementedError")
     where = f" at {error['where']}" if error.get("where") else ""
     hint, instead = _chapter_error_hint(f"{error['type']}: {error['message']}", task_id, error)
     if instead:
@@ -358,6 +360,12 @@ def judge_finding(task_id, case, got, expected, variants=()):
 def _judge_against(task_id, case, got, expected, variants):
     task = get_task(task_id)  # unknown ids fail loudly
     kind = kind_of(case)
+    # A function that returned None explains everything after it: say that first.
+    for key in kind.returned:
+        if key in got and got[key] is None and expected.get(key) is not None:
+            name = key_name(task.id, key)
+            return (f"{name}: your function returned None — is its `return` statement missing?",
+                    Finding("wrong result", observed=name, difference="returned None"))
     # A changed input explains the wrong outputs that follow from it: report it first.
     for key, want in expected.items():
         if key.startswith("after/") and key in got and not _close(got[key], want, case.device):

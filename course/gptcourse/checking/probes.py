@@ -43,6 +43,7 @@ the guard); a grading worker host calls it once before it forks, so the processe
 for each task start with it, and processes that never run on meta (the grader's own) never
 pay for it.
 """
+import dis
 import os
 import re
 import shutil
@@ -71,6 +72,10 @@ META = "meta"
 
 class ProbeFailure(Exception):
     """A problem the probe detected itself, with a message meant for the student."""
+
+
+class NothingImplemented(ProbeFailure):
+    """A graded function, or a method the task's class needs, whose body does nothing yet."""
 
 
 class DeviceMixError(ProbeFailure):
@@ -332,6 +337,8 @@ def _short_repr(value):
 
 def to_array(value, what):
     """A float64 numpy copy of a tensor, refusing anything that is not a real tensor."""
+    if value is None:
+        raise ProbeFailure(f"{what} should be a torch.Tensor, got None — is a `return` statement missing?")
     if not isinstance(value, torch.Tensor):
         raise ProbeFailure(f"{what} should be a torch.Tensor, got {type(value).__name__}")
     return torch.Tensor.detach(value).to("cpu", torch.float64).numpy().copy()
@@ -522,6 +529,7 @@ def run_probe(obj_or_names, case: Case, ctx=None):
     kind = kind_of(case)
     probe = Probe(case, ctx)
     try:
+        refuse_empty_bodies(names)
         if probe.meta:
             if getattr(kind, "device_pass", False):
                 load_meta_kernels()
@@ -541,6 +549,39 @@ def run_probe(obj_or_names, case: Case, ctx=None):
     finally:
         ctx.cleanup()
     return probe.obs
+
+
+# The methods a graded class needs (by the spec's signatures) that must do something: one whose
+# body is empty is a stub left in place. Other methods may be empty on purpose (a hook a student
+# never calls), and so may __init__ (a class with nothing to store; a module's empty __init__ has
+# its own message: call super().__init__()).
+NEEDED_METHODS = ("forward", "encode", "decode", "__len__", "__getitem__", "reset_cache")
+
+
+def refuse_empty_bodies(names):
+    """Raise NothingImplemented when a graded function, or a needed method of a graded class,
+    does nothing yet (its body is only `pass`, `...`, a docstring or a bare `return`): the
+    student then reads "not implemented yet" instead of what a stub's None led to further on."""
+    for name, obj in names.items():
+        if isinstance(obj, type):
+            for method in NEEDED_METHODS:
+                if does_nothing(vars(obj).get(method)):
+                    raise NothingImplemented(f"{name}.{method} does nothing yet (its body is only `pass` "
+                                             f"or a docstring)")
+        elif does_nothing(obj):
+            raise NothingImplemented(f"the body of {name} does nothing yet (it is only `pass` or a docstring, "
+                                     f"so it returns None)")
+
+
+def does_nothing(function):
+    """Whether a Python function's body is empty: its bytecode only returns None (what `pass`,
+    `...`, a lone docstring and a bare `return` all compile to)."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    steps = [(i.opname, i.argval) for i in dis.get_instructions(code)
+             if i.opname not in ("RESUME", "NOP", "CACHE", "COPY_FREE_VARS", "MAKE_CELL")]
+    return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
 def observe(names, cases, ctx=None, scratch=None, earlier=None):

@@ -39,6 +39,11 @@ _HEADER = struct.Struct(">Q")
 _MAGIC_LINE = re.compile(r"^(\s*)[%!].*$", re.MULTILINE)
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
+# Sent to a child that ran past its time limit: it answers with where its code was, then exits.
+# A child that does not answer within WHERE_GRACE seconds (stuck in one long C call, or code that
+# replaced the handler) is killed without it.
+WHERE_SIGNAL = signal.SIGUSR1
+WHERE_GRACE = 1.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -399,7 +404,7 @@ def _watch(pid, reader, request, started):
     while outcome is None:
         remaining = timeout - (time.monotonic() - started)
         if remaining <= 0:
-            outcome = {"killed": "timeout", "limit": timeout}
+            outcome = dict({"killed": "timeout", "limit": timeout}, **_ask_where(pid, reader))
         elif rss_mb(pid) > memory_mb + 1024:
             outcome = {"killed": "memory", "limit": memory_mb}
         else:
@@ -418,6 +423,33 @@ def _watch(pid, reader, request, started):
         else:
             outcome = {"message": b"".join(received).decode("utf-8", "replace")}
     return outcome
+
+
+def _ask_where(pid, reader):
+    """{"line": n, "step": "..."} of the code a child was running when its time ran out, as the
+    child itself reports it on WHERE_SIGNAL ({} when it does not answer in time). Whatever the
+    child wrote before is discarded: a task stopped at its limit has no result."""
+    try:
+        os.kill(pid, WHERE_SIGNAL)
+    except ProcessLookupError:
+        return {}
+    deadline = time.monotonic() + WHERE_GRACE
+    received = []
+    while time.monotonic() < deadline:
+        select.select([reader], [], [], 0.02)
+        _drain(reader, received, 1 << 16)
+        if _exited(pid) is not None:
+            _drain(reader, received, 1 << 16)
+            break
+    text = b"".join(received)
+    start = text.rfind(_WHERE_MARK)
+    if start < 0:
+        return {}
+    try:
+        where = json.loads(text[start + len(_WHERE_MARK):].decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return where if isinstance(where, dict) else {}
 
 
 def _drain(reader, received, room):
@@ -467,6 +499,7 @@ def _child(job, writer, scratch, private_fds):
         os.environ["TMPDIR"] = scratch
         tempfile.tempdir = scratch
         output = _silence_output()
+        _answer_where_on_signal(writer, job.get("student_filename"))
         try:
             result = run_job(job, scratch)
         except BaseException as exc:  # noqa: BLE001 - any failure must still be reported
@@ -480,6 +513,41 @@ def _child(job, writer, scratch, private_fds):
             view = view[os.write(writer, view):]
     finally:
         os._exit(0)  # skip interpreter teardown: student objects may misbehave in __del__
+
+
+_WHERE_MARK = b"\x00where:"  # precedes the child's answer to WHERE_SIGNAL in its pipe
+
+
+def _answer_where_on_signal(writer, student_filename):
+    """On WHERE_SIGNAL, write where the student's code is (the innermost line of their cell on the
+    stack, and the probe's step) and exit: the host asks when the task's time is up, so that the
+    feedback can say where the code was stopped."""
+    def answer(signum, frame):
+        where = where_stopped(frame, student_filename)
+        try:
+            os.write(writer, _WHERE_MARK + json.dumps(where).encode("utf-8"))
+        finally:
+            os._exit(0)
+
+    signal.signal(WHERE_SIGNAL, answer)
+
+
+def where_stopped(frame, student_files):
+    """{"line": the innermost line of the student's cell on the stack, "step": what the probe was
+    doing}, each only when found. Line numbers count from the first line of the cell.
+    student_files: the cell's file name, or a collection of them."""
+    files = {student_files} if isinstance(student_files, str) else set(student_files or ())
+    where = {}
+    while frame is not None:
+        code = frame.f_code
+        if "line" not in where and code.co_filename in files:
+            where["line"] = frame.f_lineno
+        if "step" not in where and code.co_name == "run_probe" and code.co_filename.endswith("probes.py"):
+            step = getattr(frame.f_locals.get("probe"), "step", None)
+            if isinstance(step, str):
+                where["step"] = step[:200]
+        frame = frame.f_back
+    return where
 
 
 def _close_other_fds(keep):

@@ -11,6 +11,7 @@ class Kind:
     device_pass = False
     messages = {}
     hints = ()
+    returned = ()  # the observations that hold what the graded function returned (None is then said first)
 
     def probe(self, p):
         raise NotImplementedError

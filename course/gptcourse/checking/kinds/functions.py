@@ -41,6 +41,7 @@ class Function(Kind):
         self.grad_of = grad_of
         self.name = name
         self.device_pass = tensors if device_pass is None else device_pass
+        self.returned = tuple(key for key, _ in self.outputs) if len(self.outputs) == 1 else ()
 
     def probe(self, p):
         fn = p.name(self.name) if self.name else p.obj
@@ -68,8 +69,11 @@ class Function(Kind):
             return []
         if len(self.outputs) == 1:
             return [result]
+        wanted = ", ".join(what.split(" (")[0] for _, what in self.outputs)
+        if result is None:
+            raise ProbeFailure(f"{fn_name} returned None: it should return {len(self.outputs)} values ({wanted}) "
+                               f"— is its `return` statement missing?")
         if not isinstance(result, (tuple, list)) or len(result) != len(self.outputs):
-            wanted = ", ".join(what.split(" (")[0] for _, what in self.outputs)
             raise ProbeFailure(f"{fn_name} should return {len(self.outputs)} values ({wanted}), "
                                f"got {type(result).__name__}"
                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))

@@ -36,6 +36,7 @@ class TrainingLoop(Kind):
     """
 
     TRAINING, EVALUATION = "train mode, gradients on", "eval mode, gradients off"
+    returned = ("returned",)
     EVAL_WITH_GRAD, TRAIN_WITHOUT_GRAD = "eval mode, gradients on", "train mode, gradients off"
 
     def __init__(self, build, call, spy=False, optimizer_view=False, name=None):
