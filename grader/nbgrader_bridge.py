@@ -6,20 +6,28 @@
     ### END HIDDEN TESTS
     check("2.5", CausalAttention)
 
-The hidden tests come first. It runs the same cases, probes and verdict as the course grader, with the earlier tasks'
-graded names bound to the reference while the task is tested (so one mistake costs points
-once), and raises AssertionError with the feedback when the task fails. When they pass, the
+The hidden tests come first. It runs the same cases, probes and verdict as the course grader, with
+the earlier tasks' graded names bound to the reference while the task is tested (so one mistake
+costs points once), within the course grader's time limit per task, and raises AssertionError
+with the feedback when the task fails. When they pass, the
 public self-check below them is skipped: it would use the student's own earlier code. Environment
 variables GPTCOURSE_GRADER_SEED and GPTCOURSE_GRADER_DEVICE fix the seed and device (the
-agreement test between the two graders sets them).
+agreement test between the two graders sets them), GPTCOURSE_GRADER_TIMEOUT the time limit.
 """
+import contextlib
 import os
 import secrets
+import signal
+import sys
+import threading
+import traceback
 
 from gptcourse.checking.probes import ProbeContext, observe
 from gptcourse.checking.selfcheck import defer_to_hidden_tests
 from gptcourse.checking.tasks import carried_tasks, get_task
-from grader.engine import Expectations, devices_for
+from gptcourse.checking.worker_host import where_stopped
+from grader.engine import Expectations, Settings, devices_for
+from grader.paths import TIMEOUT_ENV_VAR
 from grader.reference import reference_object
 from grader.verdict import verdict
 
@@ -34,13 +42,87 @@ def run_hidden_tests(task_id, namespace):
     objects = {name: namespace[name] for name in task.names}
     devices = devices_for(os.environ.get("GPTCOURSE_GRADER_DEVICE", "auto"))
     cases, expected = Expectations(_SEED, devices).for_task(task_id)
-    with _reference_bound(namespace, carried_tasks(task_id)) as earlier:
-        observations = observe(objects, cases, ProbeContext(earlier=earlier))
-    judged = verdict(task_id, cases, expected, {"result": {"observations": observations}})
+    # The course grader's time limit per task: a function that never returns fails the same way
+    # under both graders (grader/nbgrader_execute.py sets it from its task_timeout).
+    limit = float(os.environ.get(TIMEOUT_ENV_VAR) or Settings.timeout)
+    try:
+        with _time_limit(limit, _code_files(objects)) as where:
+            with _reference_bound(namespace, carried_tasks(task_id)) as earlier:
+                observations = observe(objects, cases, ProbeContext(earlier=earlier))
+        outcome = {"result": {"observations": observations}}
+    except _OutOfTime:
+        outcome = {"killed": "timeout", "limit": limit, **where}
+    judged = verdict(task_id, cases, expected, outcome)
     if judged.status != "passed":
-        raise AssertionError(f"Task {task_id} ({judged.status}): {judged.message}")
+        raise AssertionError(failure_text(task_id, judged))
     defer_to_hidden_tests(task_id)
     print(f"Task {task_id}: hidden tests passed.")
+
+
+def failure_text(task_id, judged):
+    """What a failed check cell says: the task, its status and the verdict's message."""
+    return f"Task {task_id} ({judged.status}): {judged.message}"
+
+
+# ------------------------------------------------------------------------------------------
+# The time limit in the kernel
+# ------------------------------------------------------------------------------------------
+
+class _OutOfTime(BaseException):
+    """Raised in the student's code when the time is up (not an Exception: an `except
+    Exception` in their code must not swallow it; a bare `except:` can, and is stopped again
+    every second)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds, code_files):
+    """Raise _OutOfTime inside the block after `seconds`; the dict it yields then says where the
+    code was ({"line": n, "step": ...}, see worker_host.where_stopped). Only in the main thread
+    of a process that has SIGALRM (a kernel's cells run there); elsewhere there is no limit and
+    nbgrader's own cell timeout stops the cell."""
+    where = {}
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield where
+        return
+
+    def stop(signum, frame):
+        where.clear()
+        where.update(where_stopped(frame, code_files))
+        raise _OutOfTime()
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        yield where
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _code_files(objects):
+    """The files the task's functions and methods were compiled from: in a kernel, the student's
+    cell (line numbers then count from the cell's first line, as in the course grader)."""
+    files = set()
+    for obj in objects.values():
+        functions = vars(obj).values() if isinstance(obj, type) else [obj]
+        for function in functions:
+            code = getattr(function, "__code__", None)
+            if code is not None:
+                files.add(code.co_filename)
+    return files
+
+
+def interrupted_line():
+    """The line of its own cell that the last interrupted cell was on (None when unknown): read
+    from the traceback IPython kept (sys.last_traceback) by grader/nbgrader_execute.py after it
+    interrupted a task cell that ran past its time."""
+    if getattr(sys, "last_type", None) is not KeyboardInterrupt:
+        return None
+    frames = traceback.extract_tb(sys.last_traceback)
+    cells = [f.filename for f in frames if f.name == "<module>" and "site-packages" not in f.filename]
+    if not cells:
+        return None
+    return [f.lineno for f in frames if f.filename == cells[0]][-1]
 
 
 class _reference_bound:

@@ -21,3 +21,10 @@ c.OverwriteCells.add_missing_cells = True
 # Every graded cell runs in seconds (chapter 05 skips its training runs while nbgrader grades,
 # see gptcourse.notebook.being_graded); an infinite loop should not hold the batch.
 c.Execute.timeout = 120
+
+# Hanging and crashing cells cost their own task only, with the course grader's message: the
+# course's execute step (grader/nbgrader_execute.py) replaces nbgrader's. A task cell, and the
+# hidden tests of its check cell, get the course grader's time limit per task (its --timeout).
+from grader.nbgrader_execute import use_course_execute  # noqa: E402 - after get_config, as nbgrader expects
+
+use_course_execute(c, task_timeout=60)

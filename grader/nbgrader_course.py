@@ -91,13 +91,15 @@ def add_submission(root, student, chapter, notebook):
     return path
 
 
-def autograde(root, chapter, seed=None, device=None, env=None):
+def autograde(root, chapter, seed=None, device=None, env=None, timeout=None):
     """Autograde every submission of a chapter (students are added to the gradebook as needed).
 
     --force grades again submissions that were graded before. Give seed and device to test
     with the same cases as the course grader; env replaces the whole environment instead.
+    timeout: seconds per task (the course grader's --timeout) instead of the configuration's.
     """
-    return run_nbgrader(root, "autograde", chapter, "--force", env=env or grading_env(seed, device))
+    options = [f"--CourseExecute.task_timeout={int(timeout)}"] if timeout else []
+    return run_nbgrader(root, "autograde", chapter, "--force", *options, env=env or grading_env(seed, device))
 
 
 def scores(root):

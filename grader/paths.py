@@ -12,6 +12,9 @@ REFERENCE = os.path.join(ROOT, "grader", "reference")
 FIXTURES = os.path.join(COURSE, "gptcourse", "checking", "fixtures")
 NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrader_config.py")
 MANIFEST = os.path.join(REFERENCE, "manifest.json")
+# The course grader's time limit per task, for the hidden tests nbgrader runs in a student's kernel
+# (set by grader/nbgrader_execute.py, read by grader/nbgrader_bridge.py).
+TIMEOUT_ENV_VAR = "GPTCOURSE_GRADER_TIMEOUT"
 
 
 def load_manifest():

@@ -10,10 +10,12 @@ folder with the same seed, and every task's score must match, as must its maximu
 """
 import copy
 import json
+import re
 
 import pytest
 
-from factory import CAUSAL_ATTENTION_REUSING_2_4, CORPUS, filled_notebook, grade_id, records_by_submission, release_notebook, run_grader
+from factory import (CAUSAL_ATTENTION_REUSING_2_4, CORPUS, filled_notebook, grade_id, manifest, records_by_submission,
+                     release_notebook, run_grader)
 from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of
 from grader import nbgrader_course
 
@@ -90,11 +92,49 @@ def students():
             {CH2: filled_notebook(CH2, {"2.4": corpus("2.4/wrong_no_scaling"),
                                         "2.5": CAUSAL_ATTENTION_REUSING_2_4})}, {"2.4"}),
     }
+    found.update(hanging_students())
     for student, items in corpus_students().items():
         chapter = get_task(next(iter(items))).chapter
         overrides = {task_id: corpus(item) for task_id, item in items.items()}
         lost = {task_id for task_id, item in items.items() if "/correct_" not in item}
         found[student] = ({chapter: without_demos(filled_notebook(chapter, overrides))}, lost)
+    return found
+
+
+# A student whose cells hang or crash (chapter 02), and one whose loop never ends after the
+# function it defines (chapter 05): each such cell costs its own task only, under both graders,
+# with the same message. Both graders stop a task after TIMEOUT seconds here (the tasks of the
+# other students take well under a second).
+TIMEOUT = 10
+CH5 = "05_pretraining"
+HANGING_CELLS = {
+    "hangs_and_crashes": (CH2, {
+        # A loop whose counter never moves, inside the function: it hangs when the tests call it.
+        "2.1": "def simple_self_attention(inputs):\n    i = 0\n    while i < 3:\n        scores = inputs @ inputs.T\n"
+               "    return scores, scores\n",
+        # A right class, then a loop at the top of the cell that never ends.
+        "2.2": "{2.2}\nwhile True:\n    pass\n",
+        # The kernel (the worker) ends.
+        "2.3": "import os\nos._exit(3)\n",
+        # A loop that swallows the interrupt: nbgrader's kernel never answers it.
+        "2.4": "{2.4}\nimport time\nwhile True:\n    try:\n        time.sleep(0.2)\n    except:\n        pass\n",
+    }),
+    "loops_after_definition": (CH5, {
+        "5.3": "{5.3}\nsteps = 0\nwhile steps < 3:\n    loss = 0.0\n",
+    }),
+}
+# The kernel that swallowed the interrupt cannot say which line it was on: nbgrader's message then
+# leaves the line out.
+WITHOUT_LINE = {("hangs_and_crashes", "2.4")}
+
+
+def hanging_students():
+    """{student: ({chapter: notebook}, tasks that lose their points)} of HANGING_CELLS."""
+    reference = {tid: t["source"] for m in manifest().values() for tid, t in m["tasks"].items()}
+    found = {}
+    for student, (chapter, cells) in HANGING_CELLS.items():
+        overrides = {task_id: source.replace(f"{{{task_id}}}", reference[task_id]) for task_id, source in cells.items()}
+        found[student] = ({chapter: without_demos(filled_notebook(chapter, overrides))}, set(cells))
     return found
 
 
@@ -145,11 +185,11 @@ def graded(tmp_path_factory):
         for chapter, notebook in notebooks.items():
             nbgrader_course.add_submission(root, student, chapter, notebook)
     for chapter in CHAPTERS:
-        nbgrader_course.autograde(root, chapter, seed=SEED, device="cpu")
+        nbgrader_course.autograde(root, chapter, seed=SEED, device="cpu", timeout=TIMEOUT)
     nbgrader_scores = nbgrader_course.scores(root)
     # The course directory itself, as an instructor would pass it: the grader reads submitted/.
     records = run_grader([root], tmp_path_factory.mktemp("grades"),
-                         "--jobs", "2", "--seed", str(SEED), "--device", "cpu")
+                         "--jobs", "2", "--seed", str(SEED), "--device", "cpu", "--timeout", str(TIMEOUT))
     return Graded(root, nbgrader_scores, records_by_submission(records), submissions)
 
 
@@ -187,3 +227,23 @@ def test_the_submissions_lose_the_expected_points(graded):
         for task_id, record in graded.course[student].items():
             expected = 0 if task_id in lost else record["max_points"]
             assert record["points"] == expected, (student, task_id, record["feedback"])
+
+
+@pytest.mark.parametrize("student", sorted(HANGING_CELLS))
+def test_a_cell_that_hangs_or_crashes_costs_its_task_with_the_course_graders_message(graded, student):
+    """nbgrader used to drop the whole chapter when a cell's kernel died or would not stop
+    ("Removing failed assignment"), and to give points to a function whose cell was interrupted
+    after defining it. Now each such task gets 0 and its check cell says what the course grader
+    says; the student's other tasks keep their points (test_scores_and_maximums_agree)."""
+    chapter, cells = HANGING_CELLS[student]
+    assert (graded.root / "autograded" / student / chapter / f"{chapter}.ipynb").is_file()
+    for task_id in cells:
+        record = graded.course[student][task_id]
+        assert record["status"] in ("timeout", "error") and record["points"] == 0, record
+        said = check_cell_output(graded.root, student, task_id)
+        expected = f"Task {task_id} ({record['status']}): {record['feedback']}"
+        if (student, task_id) in WITHOUT_LINE:
+            expected = re.sub(r" at line \d+ of your solution cell", "", expected)
+        assert said == f"AssertionError: {expected}", said
+    assert graded.course["hangs_and_crashes"]["2.2"]["feedback"].startswith(
+        f"your code did not finish within {TIMEOUT} s and was stopped at line ")
