@@ -1,6 +1,7 @@
 """Record what the course's checking says about a fixed set of code, and compare two records.
 
     python benchmarks/behaviour_snapshot.py record FILE [--parts corpus class selfcheck] [--students 20]
+                                                        [--cluster tcp://HOST:PORT]
     python benchmarks/behaviour_snapshot.py compare BEFORE AFTER [--again BEFORE2] [--new-field KEY]
 
 For changes that must leave behaviour alone (a refactoring, issue 26): record before the first
@@ -14,6 +15,9 @@ step, record again after the last, compare. Three parts:
              students, students with corpus mistakes, broken notebooks), graded the same way;
 - selfcheck  the public self-check (gptcourse.check) on every corpus item, loaded as the
              self-check tests load it: "passed", or the message it failed with.
+
+--cluster grades the corpus and the class on the workers of that Dask cluster (`grade --cluster`):
+a record made so compares with one of the local pool (issue 34: the same grades either way).
 
 Timings are taken out of what is recorded; everything else must be identical, byte for byte
 once written with sorted keys: grades, points, statuses, messages, error types. Some messages
@@ -70,7 +74,7 @@ def graded_folder(out):
     return {"grades.json": without_volatile(grades), "results.jsonl": without_volatile(results)}
 
 
-def record_corpus(workdir):
+def record_corpus(workdir, cluster=None):
     from pathlib import Path
 
     from factory import corpus_items, filled_notebook, run_grader, write_notebook
@@ -82,16 +86,18 @@ def record_corpus(workdir):
         if item.id not in WHOLE_CHAPTER:
             notebook = only_task_notebook(notebook, item.task)
         write_notebook(notebook, root / "submissions" / item.id / f"{item.chapter}.ipynb")
-    run_grader([root / "submissions"], root / "out", "--jobs", "2", "--seed", SEED, "--device", "cpu")
+    run_grader([root / "submissions"], root / "out", "--jobs", "2", "--seed", SEED, "--device", "cpu",
+               *(["--cluster", cluster] if cluster else []))
     return graded_folder(root / "out")
 
 
-def record_class(workdir, students):
+def record_class(workdir, students, cluster=None):
     import subprocess
 
     folder = os.path.join(workdir, "class")
     subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "class_bench.py"), "--students", str(students),
-                    "--jobs", "2", "--nbgrader-slice", "0", "--workdir", folder], cwd=REPO, check=True,
+                    "--jobs", "2", "--nbgrader-slice", "0", "--workdir", folder,
+                    *(["--cluster", cluster] if cluster else [])], cwd=REPO, check=True,
                    stdout=subprocess.DEVNULL)
     outs = [os.path.join(folder, name) for name in sorted(os.listdir(folder))
             if os.path.isfile(os.path.join(folder, name, "grades.json"))]
@@ -124,15 +130,15 @@ def record_selfchecks():
     return outcomes
 
 
-def record(path, parts, students):
+def record(path, parts, students, cluster=None):
     os.environ.setdefault("GPTCOURSE_DATA_MIRROR", os.path.join(REPO, "..", "shared", "data"))
     snapshot = {}
     with tempfile.TemporaryDirectory(prefix="snapshot-") as workdir:
         if "corpus" in parts:
-            snapshot["corpus"] = record_corpus(workdir)
+            snapshot["corpus"] = record_corpus(workdir, cluster)
             print(f"corpus: {len(snapshot['corpus']['results.jsonl'])} records", flush=True)
         if "class" in parts:
-            snapshot["class"] = record_class(workdir, students)
+            snapshot["class"] = record_class(workdir, students, cluster)
             print(f"class: {len(snapshot['class']['results.jsonl'])} records", flush=True)
         if "selfcheck" in parts:
             snapshot["selfcheck"] = record_selfchecks()
@@ -214,6 +220,7 @@ def main(argv=None):
     rec.add_argument("file")
     rec.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     rec.add_argument("--students", type=int, default=20)
+    rec.add_argument("--cluster", metavar="ADDRESS", help="grade on this Dask cluster's workers")
     cmp_ = commands.add_parser("compare")
     cmp_.add_argument("before")
     cmp_.add_argument("after")
@@ -224,7 +231,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.command == "record":
         with_fixed_hashes()
-        record(args.file, args.parts, args.students)
+        record(args.file, args.parts, args.students, args.cluster)
         return 0
     return compare(args.before, args.after, args.again, new_fields=args.new_fields)
 

@@ -2,6 +2,7 @@
 
     python benchmarks/class_bench.py [--students 200] [--jobs 2] [--device cpu] [--seed 1234]
         [--nbgrader-slice 20] [--profile] [--workdir DIR] [--out-json PATH]
+        [--cluster tcp://HOST:PORT | --local-cluster N]
 
 1. Builds a synthetic class, one folder per student holding one notebook per chapter (01 to 09),
    as an instructor collects them: most students fully correct (the reference solutions), the
@@ -23,10 +24,16 @@
    own under cProfile, to split a job into course setup and earlier references, the student's
    cell, and the probes. Prints where the time goes, by phase and by module.
 
+5. --cluster ADDRESS grades on the workers of that Dask cluster (`grade --cluster`) instead of the
+   local pool; --local-cluster N first starts a cluster of N single-process workers on this machine
+   (grader/local_cluster.py: a `dask scheduler` and N `dask worker`s) and stops it afterwards. The
+   class and the seed are the same, so the two runs' wall times compare (docs/benchmarks.md).
+
 It asserts nothing; every status is compared with what the class was built to get.
 """
 import argparse
 import collections
+import contextlib
 import cProfile
 import json
 import os
@@ -246,6 +253,8 @@ def grade(class_dir, out_dir, args, total_tasks, profile_path=None):
     """One fresh grader process, start to finish; returns its figures."""
     grader_args = ["grade", class_dir, "--out", out_dir, "--quiet", "--jobs", str(args.jobs),
                    "--device", args.device, "--seed", str(args.seed)]
+    if getattr(args, "cluster", None):
+        grader_args += ["--cluster", args.cluster]
     if profile_path:
         command = [sys.executable, os.path.abspath(__file__), "--profiled-grader", profile_path, "--", *grader_args]
     else:
@@ -485,7 +494,7 @@ def summarise_profile(work, wall):
 
 def run(args, work):
     figures = {"machine": machine(), "students": args.students, "jobs": args.jobs, "device": args.device,
-               "seed": args.seed}
+               "seed": args.seed, "cluster": args.cluster}
     print("machine: {cpu}, {cores} cores, Python {python}, torch {torch}, nbgrader {nbgrader}, "
           "GPU: {gpu}".format(**figures["machine"]))
     class_dir = os.path.join(work, "class")
@@ -499,8 +508,8 @@ def run(args, work):
     out = os.path.join(work, "out_class")
     result = grade(class_dir, out, args, total_tasks, profile_path)
     under = " (under cProfile)" if args.profile else ""
-    print_run(f"\ncourse grader, --jobs {args.jobs} --device {args.device}{under}",
-              result, args.students)
+    where = f"--cluster {args.cluster}" if args.cluster else f"--jobs {args.jobs}"
+    print_run(f"\ncourse grader, {where} --device {args.device}{under}", result, args.students)
     figures["class_check"] = check_statuses(result["records"], plan, must_fail)
     print(f"   statuses {figures['class_check']['statuses']}; as the class was built: "
           f"{'yes' if figures['class_check']['as_planned'] else 'NO'}")
@@ -574,18 +583,26 @@ def main(argv=None):
                                                                "the time goes")
     parser.add_argument("--workdir", help="keep the class and the outputs here (default: a temporary folder)")
     parser.add_argument("--out-json", metavar="PATH", help="also write the figures as JSON")
+    parser.add_argument("--cluster", metavar="ADDRESS", help="grade on this Dask cluster's workers (grade --cluster)")
+    parser.add_argument("--local-cluster", type=int, metavar="N", help="start a Dask cluster of N single-process "
+                                                                        "workers on this machine and grade on it")
     parser.add_argument("--profiled-jobs", metavar="PATH", help=argparse.SUPPRESS)  # internal, for --profile
     args = parser.parse_args(argv)
     os.environ["PYTHONPATH"] = nbgrader_course.grading_env()["PYTHONPATH"]
     if args.profiled_jobs:
         return profiled_jobs(args.profiled_jobs, args.seed, args.device)
 
-    if args.workdir:
-        os.makedirs(args.workdir, exist_ok=True)
-        figures = run(args, os.path.abspath(args.workdir))
-    else:
-        with tempfile.TemporaryDirectory(prefix="class_bench_") as work:
-            figures = run(args, work)
+    with contextlib.ExitStack() as stack:
+        if args.local_cluster:
+            from grader.local_cluster import LocalCluster
+
+            args.cluster = stack.enter_context(LocalCluster(args.local_cluster)).address
+            print(f"a local Dask cluster of {args.local_cluster} workers at {args.cluster}")
+        if args.workdir:
+            os.makedirs(args.workdir, exist_ok=True)
+            figures = run(args, os.path.abspath(args.workdir))
+        else:
+            figures = run(args, stack.enter_context(tempfile.TemporaryDirectory(prefix="class_bench_")))
     figures["command"] = " ".join(["python", "benchmarks/class_bench.py", *argv])
     if args.out_json:
         with open(args.out_json, "w") as f:

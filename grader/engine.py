@@ -45,14 +45,17 @@ class Settings:
     sandbox: str = "auto"  # auto | bwrap | none (grader/sandbox.py)
     seed: int = None
     progress: bool = True
+    cluster: str = None  # the address of a Dask scheduler whose workers run the jobs (grader/cluster.py)
 
 
-def devices_for(option):
-    """The device matrix: always the CPU; CUDA too when asked for or (auto) present."""
+def devices_for(option, here=True):
+    """The device matrix: always the CPU; CUDA too when asked for or (auto) present. here=False:
+    the jobs run elsewhere (a cluster's workers, which check CUDA themselves); the expected
+    observations are the CPU's in any case."""
     if option == "cpu":
         return ["cpu"]
     if option == "cuda":
-        if not torch.cuda.is_available():
+        if here and not torch.cuda.is_available():
             raise SystemExit("--device cuda: no CUDA GPU is available on this machine")
         return ["cpu", "cuda"]
     if option == "auto":
@@ -176,7 +179,7 @@ def graded_chapters(submissions):
 def _grade_all(paths, submissions, settings, manifest, isolation, workers):
     gradefolder.remove_unfinished_writes(settings.out_dir)
     run = _run_settings(settings, isolation, paths)
-    devices = devices_for(settings.device)
+    devices = devices_for(settings.device, here=not settings.cluster)
     expectations = Expectations(run["seed"], devices)
     done = gradefolder.load_results(settings.out_dir, run, manifest)
 
@@ -385,7 +388,12 @@ def start_workers(settings, manifest, chapters=None, workers=None):
     from grader import pool, scrub
 
     _import_grading_code(chapter_names() if chapters is None else chapters)
-    if workers is None:
+    if workers is None and settings.cluster:
+        from grader.cluster import ClusterPool
+
+        workers = ClusterPool(settings.cluster, settings.sandbox, chapter_names() if chapters is None else chapters,
+                              settings.device)
+    elif workers is None:
         workers = pool.WorkerPool(sandbox.choose(settings.sandbox), settings.jobs)
     workers.scrub = scrub.Scrubber.for_manifest(manifest).message
     return workers.isolation, workers
