@@ -137,7 +137,7 @@ class NotebookPage:
         self.page.wait_for_function(r"prompt => /\[\d+\]/.test(prompt.textContent)", arg=prompt,
                                     timeout=timeout * 1000)
 
-    def run_all_above(self, index, timeout=180):
+    def run_all_above(self, index, timeout=300):
         """Select the cell, then Run > Run All Above Selected Cell; returns when all have run."""
         self.select(index)
         self.page.get_by_role("menuitem", name="Run", exact=True).click()
