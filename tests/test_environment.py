@@ -6,7 +6,8 @@ import yaml
 
 from factory import REPO
 
-CONDA_NAMES = {"torch": "pytorch"}  # pip name -> conda package name
+# pip name -> conda package name (conda-forge packages Playwright's Python bindings as playwright-python)
+CONDA_NAMES = {"torch": "pytorch", "playwright": "playwright-python"}
 
 
 def pip_requirements():

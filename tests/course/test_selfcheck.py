@@ -88,3 +88,36 @@ def test_a_missing_name_of_an_earlier_chapter_points_to_the_carry_over_cell():
     message = str(failure.value)
     assert "CausalAttention is the graded name of task 2.5" in message and "carry-over cell" in message
     assert "define helpers" not in message
+
+
+def test_a_failure_is_shown_in_lines_that_break_only_between_words():
+    """JupyterLab breaks a line too long for the error box anywhere, even inside a word: the
+    message is shown with its long lines broken at spaces (tests/notebooks/test_jupyterlab.py
+    measures the page). What the error holds stays as raised."""
+    from gptcourse.checking.selfcheck import SHOWN_WIDTH
+
+    wrong = next(i for i in ITEMS if i.id == "2.1__wrong_dot_T")  # a 409-character line
+    with pytest.raises(SelfCheckFailed) as failure:
+        check("2.1", *load(wrong.source, "2.1"))
+    raised = f"SelfCheckFailed: {failure.value}"
+    [shown] = failure.value._render_traceback_()
+    assert max(len(line) for line in raised.split("\n")) > 2 * SHOWN_WIDTH
+    assert max(len(line) for line in shown.split("\n")) <= SHOWN_WIDTH
+    assert shown.split() == raised.split()  # the same words in the same order, none cut
+    assert shown.count("\n") > raised.count("\n")
+
+
+def test_wrapping_keeps_long_words_hyphens_and_short_lines_whole():
+    from gptcourse.checking.selfcheck import wrap_at_words
+
+    path = "/a/very/long/path/that/does/not/fit/on/one/line/of/twenty/characters"
+    assert wrap_at_words(f"see {path} here", width=20) == f"see\n{path}\nhere"
+    assert wrap_at_words("the non-singleton dimension", width=16) == "the\nnon-singleton\ndimension"
+    assert wrap_at_words("a  b\n  indented", width=20) == "a  b\n  indented"
+
+
+def test_a_passed_check_prints_two_short_lines(capsys):
+    check("2.1", *reference_objects("2.1").values())
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("✔ Task 2.1 (simple_self_attention): all ") and len(printed) == 2
+    assert all(len(line) <= 72 for line in printed), printed

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from browsers import chromium
 from factory import CORPUS, REPO, filled_notebook, run_grader, write_notebook
 from gptcourse.checking import findings
 from gptcourse.checking.findings import Finding
@@ -380,16 +381,8 @@ def test_every_grade_run_writes_the_report(tmp_path):
 # In a browser
 # ------------------------------------------------------------------------------------------
 
-def chromium():
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found:
-        pytest.fail("Chromium is not installed: the class report's browser test renders report.html in Debian's "
-                    "headless chromium. Install it (as root): apt-get install -y chromium  (.ci/run does this)")
-    return found
-
-
 def screenshot(page, png, profile):
-    command = [chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+    command = [chromium("the class report's browser test"), "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
                "--force-device-scale-factor=1", f"--user-data-dir={profile}", f"--screenshot={png}",
                "--window-size=1280,2000", page.as_uri()]
     result = subprocess.run(command, capture_output=True, text=True, timeout=180)

@@ -7,6 +7,7 @@ reference code is not part of the course). Fast, offline, and the same on CPU an
 import functools
 import inspect
 import os
+import textwrap
 
 import torch
 
@@ -17,17 +18,39 @@ from .tasks import carried_tasks, get_task
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
+# The widest line of a failed check as a notebook shows it. JupyterLab shows an error in a box
+# that breaks a line too long for it anywhere, even inside a word ("do not s" / "um to 1"); a
+# line this short fits that box whole in a window about 1000 pixels wide, file browser open.
+SHOWN_WIDTH = 72
+
+
+def wrap_at_words(text, width=SHOWN_WIDTH):
+    """`text` with each line longer than `width` broken at spaces into lines of at most `width`.
+
+    A word longer than `width` (a long expression, a path) stays whole on a line of its own, and
+    a hyphenated word stays whole too: only the spaces between words become line breaks.
+    """
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)  # short lines keep their spacing as it is
+        else:
+            lines += textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines)
+
 
 class SelfCheckFailed(AssertionError):
     """Raised by check(): the message says what is wrong and, where it can, why."""
 
     def _render_traceback_(self):
-        """What IPython shows for this error: the message only.
+        """What IPython shows for this error: the message only, wrapped at word boundaries.
 
         The frames of check() and the probes would only hide the message; the line of the
-        student's code that failed, if any, is part of the message already.
+        student's code that failed, if any, is part of the message already. Only what is shown
+        is wrapped: str(error) stays as raised (the notebook file keeps it as the error's value,
+        and a carry-over cell prints it in its one-line verdict).
         """
-        return [f"{type(self).__name__}: {self}"]
+        return [wrap_at_words(f"{type(self).__name__}: {self}")]
 
 
 # Tasks whose hidden tests already passed in this kernel (nbgrader autograde runs them first
@@ -84,7 +107,8 @@ def check(task_id, *objects, earlier=None):
             if device == "cpu" and device_pass_supported(case):
                 # Once more on the meta device: catches tensors created on the CPU in forward.
                 runs += _check_case(task, name, names, case.on(META), {}, [], context)
-    print(f"✔ Task {task.id} ({name}): all {runs} self-check cases passed. "
+    # Two short lines rather than one long one, which JupyterLab would break inside a word.
+    print(f"✔ Task {task.id} ({name}): all {runs} self-check cases passed.\n"
           f"The hidden tests try more shapes and settings.")
 
 
