@@ -7,7 +7,9 @@ One source for each fact: a task's solution exists only in its master's solution
 - grader/reference/chNN_*.py and grader/reference/manifest.json: the masters' setup cells
   and solution cells with the solution markers removed;
 - course/NN_*.ipynb: the student release, made by `nbgrader generate_assignment`;
-- course/gptcourse/checking/fixtures/NN_*.json: the reference's observations on the public cases.
+- course/gptcourse/checking/fixtures/NN_*.json: the reference's observations on the public cases;
+- docs/contract.md: the course's contract, gptcourse/checking/contract.py with what the course table
+  and the masters say of each task (grader/contract.py).
 """
 import argparse
 import difflib
@@ -21,6 +23,7 @@ import nbformat
 
 from gptcourse.checking import conventions, records
 from gptcourse.checking.tasks import chapter_names, get_task, task_of_cell, tasks_of
+from grader.contract import contract_files
 from grader.nbgrader_course import make_course
 from grader.paths import (  # noqa: F401 - SOLUTIONS, nbgrader_command: imported from here by other tools
     COURSE, FIXTURES, REFERENCE, ROOT, SOLUTIONS, master_path, nbgrader_command)
@@ -227,6 +230,7 @@ def all_files():
     yield lambda: reference_files(build_manifest())
     yield release_files
     yield fixture_files
+    yield lambda: contract_files(build_manifest())
 
 
 def add_parser(commands):
@@ -243,7 +247,7 @@ def main(args):
         if args.check:
             for path in stale_files(files):
                 stale.append(path)
-                if path.endswith((".py", ".json")) and os.path.exists(path):
+                if path.endswith((".py", ".json", ".md")) and os.path.exists(path):
                     diff = difflib.unified_diff(open(path).read().splitlines(), files[path].splitlines(),
                                                 "committed", "generated", lineterm="", n=1)
                     print("\n".join(list(diff)[:40]))

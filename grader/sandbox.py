@@ -161,8 +161,8 @@ def _link_targets(folder):
         for name in dirs + files:
             path = os.path.join(here, name)
             if os.path.islink(path) and os.path.exists(path):
-                # The folder as the link names it (it may pass through further links, as
-                # ../shared does in a CI checkout): bound there and where it really is.
+                # The folder as the link names it (it may pass through further links, as the
+                # data mirror ../shared/data may in a CI checkout): bound there and where it really is.
                 named = os.path.normpath(os.path.join(here, os.readlink(path)))
                 found.add(named if os.path.isdir(named) else os.path.dirname(named))
     return found

@@ -1,4 +1,5 @@
-"""Adding a chapter touches five things of its own and one line of the course table (issue 26).
+"""Adding a chapter touches five things of its own, one line of the course table and its contract
+entry (issues 26 and 35).
 
 A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly what
 docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
@@ -7,12 +8,15 @@ docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 2. its public chapter module, gptcourse.checking.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
 3. its hidden chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
 4. its corpus: a wrong and a correct student cell;
-5. one line of the course table, a `Chapter(...)` (registered with register_chapter).
+5. one line of the course table, a `Chapter(...)` (registered with register_chapter);
+6. its task's entry in the contract, gptcourse.checking.contract.TASKS (set for the test).
 
 Then the real pipeline runs on it, unchanged: the build reads the master and writes the
 reference module, the manifest and the self-check fixtures; the self-check passes the correct
 cell and names the known mistake of the wrong one; the grader (one worker process, no sandbox)
-grades two students' notebooks. Last, the point: no shared module names the chapter or its task.
+grades two students' notebooks; the contract's section of the task (grader/contract.py, what
+docs/contract.md and `python -m grader where` print) is derived from the master, the course line,
+the entry and the files. Last, the point: no shared module names the chapter or its task.
 
 What stands in for "the file is in the repository":
 - the modules are loaded from tmp_path into sys.modules (this process), and a sitecustomize.py
@@ -37,7 +41,7 @@ import sys
 import nbformat
 import pytest
 
-from gptcourse.checking import conventions, course, selfcheck
+from gptcourse.checking import contract, conventions, course, selfcheck
 from gptcourse.checking.selfcheck import SelfCheckFailed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -103,11 +107,16 @@ run_hidden_tests("99.1", globals())
 ### END HIDDEN TESTS
 check("99.1", double)'''
 
-# 4. The corpus: realistic student cells, one wrong (the known mistake), one correct.
+# 4. The corpus: realistic student cells, one wrong (the known mistake), one correct, each with
+# the header lines of tests/corpus/README.md.
 CORPUS = {
-    "wrong_tripled.py": "def double(x):\n    return x * 3\n",
-    "correct_sum.py": "def double(x):\n    return x + x\n",
+    "wrong_tripled.py": "# expect: wrong\n# mistake: triples\n# keywords: tripled\ndef double(x):\n    return x * 3\n",
+    "correct_sum.py": "# expect: correct\n# mistake: none (a sum)\ndef double(x):\n    return x + x\n",
 }
+
+# 6. The task's contract entry (gptcourse/checking/contract.py), evaluated in contract.py's namespace.
+CONTRACT_LINE = ('Contract(pinned=("Returns twice its input, a tensor of the same shape.",), '
+                 'free=("How it doubles: a product or a sum.",))')
 
 
 def _nbgrader(grade_id, **flags):
@@ -143,7 +152,8 @@ def write_chapter(root):
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
-    return [*files, f"course/gptcourse/checking/course.py: {COURSE_LINE}"]
+    return [*files, f"course/gptcourse/checking/course.py: {COURSE_LINE}",
+            f"course/gptcourse/checking/contract.py: TASKS[{TASK!r}] = {CONTRACT_LINE}"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -182,6 +192,7 @@ def toy(tmp_path, monkeypatch):
     """The toy chapter written under tmp_path and registered; everything undone afterwards."""
     written = write_chapter(tmp_path)
     course.register_chapter(eval(COURSE_LINE, vars(course)))
+    monkeypatch.setitem(contract.TASKS, TASK, eval(CONTRACT_LINE, vars(contract)))
     selfcheck.load_fixtures.cache_clear()
     try:
         load_module(monkeypatch, "gptcourse.checking.chapters.ch99_toy", tmp_path / "course/gptcourse/checking/chapters/ch99_toy.py")
@@ -211,8 +222,9 @@ def repository_status():
 # The test
 # ------------------------------------------------------------------------------------------
 
-def test_a_new_chapter_is_its_five_pieces_and_one_course_line(toy, monkeypatch):
+def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, monkeypatch):
     from grader import build, engine, paths
+    from grader import contract as contract_page
 
     root, written = toy
     status_before = repository_status()
@@ -252,11 +264,23 @@ def test_a_new_chapter_is_its_five_pieces_and_one_course_line(toy, monkeypatch):
     assert graded["wrong"]["finding"]["kind"] == "known mistake"
     assert graded["wrong"]["finding"]["mistake"] == MISTAKE
 
-    # The point: the chapter needed its five pieces, and nothing shared names it.
+    # The contract's section: the entry, and what the course line, the master and the files say.
+    section = contract_page.task_section(TASK, entry, root)
+    assert section.startswith("### Task 99.1 [B] — Doubling a tensor\n")
+    for derived in ("points: 1.", "Graded: `double(x)`", "Returns twice its input", "How it doubles",
+                    "solution cell `task_99_1`, check cell `check_99_1`",
+                    '`course/gptcourse/checking/chapters/ch99_toy.py`, `SPECS["99.1"]`',
+                    '`grader/chapters/ch99_toy.py`, `SPECS["99.1"]`: public cases, hidden cases, known mistakes',
+                    "`tests/corpus/99.1/`, 1 wrong and 1 correct cells",
+                    "`tests/chapters/test_ch99.py` (missing)"):  # the one piece this test does not write
+        assert derived in section, (derived, section)
+
+    # The point: the chapter needed its five pieces, its two shared entries, and nothing shared names it.
     assert sorted(written) == sorted([
         "solutions/99_toy.ipynb", "course/gptcourse/checking/chapters/ch99_toy.py", "grader/chapters/ch99_toy.py",
         "tests/corpus/99.1/correct_sum.py", "tests/corpus/99.1/wrong_tripled.py",
-        f"course/gptcourse/checking/course.py: {COURSE_LINE}"])
+        f"course/gptcourse/checking/course.py: {COURSE_LINE}",
+        f"course/gptcourse/checking/contract.py: TASKS['99.1'] = {CONTRACT_LINE}"])
     assert shared_files_naming_the_toy_chapter() == []
     assert repository_status() == status_before, "the test wrote into the repository"
 

@@ -20,7 +20,7 @@ GENERIC_FILES = [
     *sorted(str(path.relative_to(REPO)) for path in (REPO / "course/gptcourse/checking/kinds").glob("*.py")),
     "course/gptcourse/checking/selfcheck.py", "course/gptcourse/checking/records.py", "course/gptcourse/checking/tasks.py",
     "grader/hidden/expectations.py", "grader/hidden/casekit.py", "grader/chapters/__init__.py",
-    "grader/engine.py", "grader/verdict.py", "grader/build.py",
+    "grader/engine.py", "grader/verdict.py", "grader/build.py", "grader/contract.py",
 ]
 TASK_ID = re.compile(r"""(?<![\w.])["']?\d+\.\d+["']?(?![\w.])""")
 

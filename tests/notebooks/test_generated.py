@@ -30,6 +30,15 @@ def test_notebook_is_stored_without_outputs_or_volatile_metadata(path):
         assert not set(cell["metadata"]) & {"execution", "ExecuteTime", "collapsed", "scrolled"}
 
 
+def test_the_contract_page_is_fresh():
+    """docs/contract.md is what `make release` would write: the contract entries, the course table,
+    the masters and the corpus as they are now (fast: it reads the masters, runs nothing)."""
+    from grader import build, contract
+
+    page = (REPO / "docs" / "contract.md").read_text()
+    assert page == contract.page_text(build.build_manifest()), "docs/contract.md is stale: run `make release`"
+
+
 def test_every_chapter_has_a_master_a_release_and_fixtures():
     for chapter in CHAPTERS:
         assert (REPO / "solutions" / f"{chapter}.ipynb").is_file()

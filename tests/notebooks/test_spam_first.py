@@ -1,8 +1,9 @@
 """A correct Task 7.1 with the spam rows first runs chapters 07 and 08 to the end (issue 27).
 
-COURSE_SPEC 7.1 leaves the order of the balanced rows free, and the seeded shuffle starts from
-it: with the spam rows first the split holds other messages than the reference's, and its
-longest training message is 132 tokens, more than the offline small model's context of 128.
+Task 7.1's contract (docs/contract.md) leaves the order of the balanced rows free, and the
+seeded shuffle starts from it: with the spam rows first the split holds other messages than
+the reference's, and its longest training message is 132 tokens, more than the offline small
+model's context of 128.
 The notebooks then cut every message to the context and say so in one line. Before, the first
 cell that ran the model stopped with an IndexError and a chain of NameErrors followed, in
 chapter 07 and in chapter 08, which brings the student's 7.1 from chapter 07's notebook.

@@ -3,6 +3,8 @@ self-checks (`gptcourse.check`) and the grader. Nothing here is for a student to
 
 - course: the course as plain data (chapters, their tasks and budgets); tasks adds the
   import of a chapter's module. No torch in course.
+- contract: what each task's checks pin down and what they leave free, in words (plain data
+  too); docs/contract.md and `python -m grader where` are made from it and the course table.
 - conventions: the notebooks' cell conventions (grade ids, tags, markers).
 - records: the plain-data records (cases, observations) that fixtures and grader processes
   exchange.

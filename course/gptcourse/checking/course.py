@@ -1,12 +1,16 @@
 """The course as plain data: its chapters, in order, and the graded tasks of each.
 
-One row per task of COURSE_SPEC.md: its id, the names its solution cell must define, its level
-and title, and what it needs from earlier tasks. Nothing about how a task is checked: that is
-in the chapter's modules (`gptcourse/checking/chapters/chNN_name.py`, `grader/chapters/chNN_name.py`).
+One row per graded task: its id, the names its solution cell must define, its level and title,
+and what it needs from earlier tasks. Nothing about how a task is checked: that is in the
+chapter's modules (`gptcourse/checking/chapters/chNN_name.py`, `grader/chapters/chNN_name.py`),
+and what those checks pin down and leave free is in `contract.py` beside this module; the two
+together, with each task's signatures and where its pieces live, are docs/contract.md
+(`python -m grader where <task>` prints one task's part).
 This module imports nothing heavy (no torch), so that reading a title or a task list is
 instant: the grader's export, report and nbgrader commands and the build read it.
 
-Adding a chapter adds one `Chapter(...)` entry to COURSE, in course order (docs/authoring.md).
+Adding a chapter adds one `Chapter(...)` entry to COURSE, in course order, and its tasks'
+entries to contract.py (docs/authoring.md).
 Tests add a toy chapter with `register_chapter` and take it away with `unregister_chapter`.
 """
 from dataclasses import dataclass, replace
@@ -16,7 +20,7 @@ from . import conventions
 
 @dataclass(frozen=True)
 class Task:
-    id: str  # "<chapter number>.<task number>", as in COURSE_SPEC.md
+    id: str  # "<chapter number>.<task number>", as the notebook's "### Task" heading and docs/contract.md say it
     chapter: str  # "02_attention": also the notebook's file name without .ipynb
     names: tuple  # the graded names the task's solution cell defines
     level: str  # B(eginner), I(ntermediate) or A(dvanced)

@@ -1,0 +1,118 @@
+"""The course's contract lives in the repository (issue 35).
+
+A clone used to have no description of what each task must do: the code pointed at a file in
+a folder beside the checkout, which a clone does not have. Now gptcourse/checking/contract.py
+holds, per task, what the checks pin down and what they leave free; grader/contract.py adds
+what the course table and the masters say and renders docs/contract.md (its freshness:
+tests/notebooks/test_generated.py) and `python -m grader where <task>`. These tests keep the
+entries in step with the course table, the command in step with the page, the page's pointers
+true, and every file of the repository free of pointers outside it (the data mirror aside).
+"""
+import argparse
+import ast
+import re
+import subprocess
+import sys
+
+from factory import REPO
+from gptcourse.checking import contract
+from gptcourse.checking.tasks import CHAPTERS, TASKS
+from grader import contract as contract_page
+
+PAGE = REPO / "docs" / "contract.md"
+
+
+def test_every_task_of_the_course_table_has_a_contract_and_no_entry_is_unknown():
+    assert list(contract.TASKS) == [task.id for task in TASKS]  # every task once, in course order
+    for task_id, entry in contract.TASKS.items():
+        assert entry.pinned and all(isinstance(line, str) and line for line in entry.pinned + entry.free), task_id
+
+
+def test_a_task_without_an_entry_is_named_with_the_file_to_add_it_to(monkeypatch):
+    monkeypatch.delitem(contract.TASKS, TASKS[0].id)
+    try:
+        contract.contract_of(TASKS[0].id)
+    except KeyError as exc:
+        assert "gptcourse/checking/contract.py" in exc.args[0] and TASKS[0].id in exc.args[0]
+    else:
+        raise AssertionError("a task without a contract entry was not reported")
+
+
+def test_each_reference_value_names_a_chapter_and_a_test_that_exist():
+    assert set(contract.REFERENCE_VALUES) <= set(CHAPTERS)
+    for values in contract.REFERENCE_VALUES.values():
+        for value in values:
+            path, _, name = value.test.partition("::")
+            tree = ast.parse((REPO / path).read_text())
+            assert name in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, value.test
+
+
+def test_where_prints_the_task_s_section_of_the_page():
+    """`python -m grader where 6.3`, as a user runs it: exactly the page's section of the task."""
+    result = subprocess.run([sys.executable, "-m", "grader", "where", "6.3"], cwd=REPO, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    page = PAGE.read_text()
+    start = page.index("### Task 6.3 [A]")
+    end = page.index("\n\n### Task 6.4 ", start)
+    assert result.stdout == page[start:end] + "\n"
+
+
+def test_where_an_unknown_task_says_so_in_one_line_and_exits_2(capsys):
+    assert contract_page.main(argparse.Namespace(task="9.9")) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "unknown task '9.9'" in err
+
+
+def test_a_section_shows_what_the_master_says_of_the_task():
+    """Signatures and points come from the master (here: a changed manifest entry), not from the page."""
+    task = TASKS[0]
+    entry = contract_page.load_manifest()[task.chapter]
+    built = dict(entry["tasks"][task.id], points=7,
+                 source=f"class {task.names[0]}(Base):\n    def __init__(self, vocab, size=3):\n        pass\n"
+                        f"    def encode(self, text) -> list:\n        pass\n    def _private(self):\n        pass\n")
+    section = contract_page.task_section(task.id, dict(entry, tasks={task.id: built}))
+    assert "points: 7." in section
+    assert f"- Graded: `{task.names[0]}(vocab, size=3)`, a subclass of `Base`, with `.encode(text) -> list`" in section
+    assert "_private" not in section
+
+
+def test_every_file_a_section_points_at_exists():
+    page = PAGE.read_text()
+    assert "(missing)" not in page and "(no SPECS entry)" not in page
+    pointed = set(re.findall(r"`((?:solutions|course|grader|tests)/[^`\s]+)`", page))
+    assert len(pointed) > 50, sorted(pointed)
+    assert [path for path in sorted(pointed) if not (REPO / path.split("::")[0]).exists()] == []
+
+
+# Built from pieces, so that this file does not hold what it looks for.
+SHARED = ".." + "/shared"
+OUTSIDE = re.compile(re.escape(SHARED) + r"(?!/data\b)|" + "|".join(re.escape(name) for name in (
+    "COURSE" + "_SPEC", "CHAPTER" + "_DONE", "DESIGN" + ".md")))
+
+
+def points_outside(text):
+    return OUTSIDE.findall(text)
+
+
+def test_the_scan_tells_the_data_mirror_from_a_pointer_outside():
+    assert points_outside(f"the contract: {SHARED}/" + "COURSE" + "_SPEC.md")
+    assert points_outside("see " + "DESIGN" + ".md") and points_outside(f"cp {SHARED}/hooks/x .")
+    assert points_outside(f"{SHARED}/database")  # a name that merely starts like the mirror's
+    assert not points_outside(f"GPTCOURSE_DATA_MIRROR={SHARED}/data make test")
+    assert not points_outside(f"DATA_MIRROR ?= $(abspath {SHARED}/data)")
+
+
+def test_no_file_of_the_repository_points_outside_it():
+    """A clone has the repository and the data mirror `../shared/data`, nothing else of that folder."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    paths = [name for name in listed.decode().split("\0") if name]
+    assert len(paths) > 100
+    found = {}
+    for path in paths:
+        file = REPO / path
+        if file.is_file():
+            hits = points_outside(file.read_bytes().decode("utf-8", errors="replace"))
+            if hits:
+                found[path] = hits
+    assert found == {}
