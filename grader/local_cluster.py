@@ -49,8 +49,11 @@ class LocalCluster:
         self.stop()
 
     def start(self):
+        # A scheduler left behind by a process killed before stop() ends itself once idle, and its
+        # workers 60 s after it (--death-timeout).
         self.scheduler = self._spawn(dask_command("scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                                                  "--no-dashboard"), self.env)
+                                                  "--no-dashboard"),
+                                     dict(self.env, DASK_DISTRIBUTED__SCHEDULER__IDLE_TIMEOUT="15 minutes"))
         for number in range(1, self.count + 1):
             self.start_worker(f"worker-{number}")
         self.wait_for_workers(self.count)

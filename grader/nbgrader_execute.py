@@ -82,9 +82,13 @@ class CourseExecute(Execute):
         except (CellTimeoutError, DeadKernelError) as stop:
             outcome = self._kernel_lost(stop)
             if kind == conventions.SOLUTION:
-                self._unfinished[task_id] = outcome
-            cell.outputs.append(_error_output(f"The grader stopped this cell and started a fresh kernel: "
-                                              f"{'it did not finish in time' if 'killed' in outcome else 'its kernel died'}."))
+                self._unfinished[task_id] = outcome  # its check cell says why
+            if kind == conventions.CHECK:  # the hidden tests' call hung or crashed: the verdict says so
+                text = unfinished_message(task_id, outcome)
+            else:
+                text = (f"The grader stopped this cell and started a fresh kernel: "
+                        f"{'it did not finish in time' if 'killed' in outcome else 'its kernel died'}.")
+            cell.outputs.append(_error_output(text))
             return cell, self.resources
         if kind == conventions.SOLUTION and self._timed_out:
             self._unfinished[task_id] = {"killed": "timeout", "limit": self.task_timeout, **self._interrupted_where()}

@@ -120,6 +120,8 @@ HANGING_CELLS = {
         "2.4": "{2.4}\nimport time\nwhile True:\n    try:\n        time.sleep(0.2)\n    except:\n        pass\n",
     }),
     "loops_after_definition": (CH5, {
+        # The hidden tests' call ends the kernel: the check cell itself is lost.
+        "5.1": "{5.1}\nimport os\ndef text_to_token_ids(text, tokenizer):\n    os._exit(0)\n",
         "5.3": "{5.3}\nsteps = 0\nwhile steps < 3:\n    loss = 0.0\n",
     }),
 }
