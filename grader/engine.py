@@ -97,7 +97,7 @@ class Expectations:
         return self._cases[task_id]
 
     def expected(self, task_id):
-        """[(expected observations, variants function)] aligned with cases(task_id)."""
+        """[(expected observations, known mistakes function)] aligned with cases(task_id)."""
         if task_id not in self._expected:
             from grader.hidden.expectations import expectations
 

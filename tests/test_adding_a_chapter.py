@@ -243,7 +243,7 @@ def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, 
     build.write_files(build.fixture_files([TOY]))
     monkeypatch.setattr(selfcheck, "FIXTURE_DIR", str(root / "fixtures"))
     (fixture,) = selfcheck.load_fixtures(TOY)[TASK]
-    assert fixture["variants"][0]["message"] == MISTAKE
+    assert fixture["mistakes"][0]["message"] == MISTAKE
 
     # The self-check in a student's notebook: the correct cell passes, the wrong one is named.
     cells = {name: _defined(source)["double"] for name, source in CORPUS.items()}

@@ -54,14 +54,14 @@ def test_each_chapter_has_its_public_and_hidden_module(chapter):
 
 def test_no_chapter_module_keeps_a_table_per_fact():
     """What a task is lives in its spec: the tables keyed by task id that the specs replaced
-    (PROBES and HINTS on the public side, _PUBLIC, _HIDDEN, _VARIANTS and the functions that
+    (PROBES and HINTS on the public side, _PUBLIC, _HIDDEN, _MISTAKES and the functions that
     looked a task up in them on the hidden side) must not come back beside them."""
     from grader.chapters import chapter_module as hidden_module
 
     for chapter in CHAPTERS:
         public, hidden = chapter_module(chapter), hidden_module(chapter)
         assert not {"PROBES", "HINTS"} & set(vars(public)), chapter
-        left = {"_PUBLIC", "_HIDDEN", "_VARIANTS", "public_cases", "hidden_cases", "variants",
+        left = {"_PUBLIC", "_HIDDEN", "_MISTAKES", "public_cases", "hidden_cases", "mistakes",
                 "expectation_extras", "case_for_device"} & set(vars(hidden))
         assert not left, (chapter, left)
 

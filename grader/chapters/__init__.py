@@ -60,7 +60,7 @@ def hidden_cases(task_id, seed):
     return public_cases(task_id) + hidden_spec(task_id).hidden(hidden_rng(task_id, seed))
 
 
-def variants(task_id):
+def mistakes(task_id):
     return hidden_spec(task_id).mistakes()
 
 

@@ -45,7 +45,7 @@ _causal = functools.partial(module_case, "2.5", construct=causal_attention_argum
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _simple_variant(**options):
+def _mistaken_simple_attention(**options):
     def simple_self_attention(inputs):
         return attend(inputs, inputs, inputs, causal=False, **options)
     return simple_self_attention
@@ -140,15 +140,15 @@ def causal_forward(options):
     return forward
 
 
-def _variants_2_1():
+def _mistakes_2_1():
     return [
         ("you return (context_vecs, attn_weights): the order is (attn_weights, context_vecs)", _simple_swapped),
         ("the scores are used without a softmax", _simple_no_softmax),
         ("the scores are divided by their sum instead of going through a softmax", _simple_normalised_by_sum),
         ("the attention weights are transposed in the weighted sum (use attn_weights @ inputs)", _simple_transposed_sum),
-        ("the softmax is taken over the wrong dimension: use the last one (dim=-1)", _simple_variant(scale="none", softmax_dim=-2)),
-        ("the softmax is taken over dim=0, which for a batch is the batch dimension: use dim=-1", _simple_variant(scale="none", softmax_dim=0)),
-        ("the scores are scaled: simple self-attention uses the raw dot products", _simple_variant(scale="sqrt_dk")),
+        ("the softmax is taken over the wrong dimension: use the last one (dim=-1)", _mistaken_simple_attention(scale="none", softmax_dim=-2)),
+        ("the softmax is taken over dim=0, which for a batch is the batch dimension: use dim=-1", _mistaken_simple_attention(scale="none", softmax_dim=0)),
+        ("the scores are scaled: simple self-attention uses the raw dot products", _mistaken_simple_attention(scale="sqrt_dk")),
     ]
 
 
@@ -158,7 +158,7 @@ SCALED_BY_SHAPE_0 = (dict(scale="sqrt_shape0"), "the scores are divided by sqrt(
                                                  "the width of the keys: keys.shape[-1]")
 
 
-def _variants_2_2():
+def _mistakes_2_2():
     extra = [
         SCALED_BY_SHAPE_0,
         (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of x @ W_value"),
@@ -168,7 +168,7 @@ def _variants_2_2():
     return [(m, subclass_with_forward("2.2", _self_attention_forward(o))) for o, m in SCALING + extra]
 
 
-def _variants_2_3():
+def _mistakes_2_3():
     extra = [
         SCALED_BY_SHAPE_0,
         (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of W_value(x)"),
@@ -179,7 +179,7 @@ def _variants_2_3():
     return [(m, subclass_with_forward("2.3", _self_attention_forward(o))) for o, m in SCALING + extra]
 
 
-def _variants_2_4():
+def _mistakes_2_4():
     return [
         ("the future scores are set to 0 instead of -inf before the softmax", _weights_fn(mask="zero")),
         ("the mask is applied after the softmax without renormalising, so the rows do not sum to 1", _weights_fn(mask="after")),
@@ -193,7 +193,7 @@ def _variants_2_4():
     ]
 
 
-def _variants_2_5():
+def _mistakes_2_5():
     return [(m, subclass_with_forward("2.5", causal_forward(o))) for o, m in MASKING + SCALING]
 
 
@@ -212,7 +212,7 @@ SPECS = {
             _inputs_case(rng, (1, 4, 6), dtype="float64"),
             _inputs_case(rng, (3, 7, 2)),
         ],
-        mistakes=_variants_2_1),
+        mistakes=_mistakes_2_1),
     "2.2": HiddenSpec(
         public=lambda rng: [
             _v1(rng, tokens=6, d_in=3, d_out=2),
@@ -223,7 +223,7 @@ SPECS = {
             _v1(rng, tokens=4, d_in=6, d_out=3, dtype="float64"),
             _v1(rng, tokens=1, d_in=3, d_out=2),
         ],
-        mistakes=_variants_2_2),
+        mistakes=_mistakes_2_2),
     "2.3": HiddenSpec(
         public=lambda rng: [
             _v2(rng, tokens=6, d_in=3, d_out=2),
@@ -234,7 +234,7 @@ SPECS = {
             _v2(rng, tokens=4, d_in=6, d_out=3, qkv_bias=True, dtype="float64"),
             _v2(rng, tokens=3, d_in=4, d_out=4, qkv_bias=True),
         ],
-        mistakes=_variants_2_3),
+        mistakes=_mistakes_2_3),
     "2.4": HiddenSpec(
         public=lambda rng: [
             _scores_case(rng, (6, 6), d_k=2),
@@ -245,7 +245,7 @@ SPECS = {
             _scores_case(rng, (1, 7, 7), d_k=8),
             _scores_case(rng, (1, 1), d_k=5),
         ],
-        mistakes=_variants_2_4),
+        mistakes=_mistakes_2_4),
     "2.5": HiddenSpec(
         public=lambda rng: [
             _causal(rng, batch=2, tokens=6, d_in=3, d_out=2),
@@ -258,6 +258,6 @@ SPECS = {
             _causal(rng, batch=1, tokens=1, d_in=3, d_out=2, context_length=4),
             _causal(rng, kind="dropout", batch=3, tokens=4, d_in=3, d_out=5, context_length=8, dropout=0.5),
         ],
-        mistakes=_variants_2_5,
+        mistakes=_mistakes_2_5,
         extras=functools.partial(dropout_internals, heads="single")),
 }

@@ -144,7 +144,7 @@ def _training_case(task_id, rng, model_args, train_sequences=6, val_sequences=4,
 
 
 def _observe_training(case, train_model):
-    """The observations of `train_model` (the reference's or a variant) on a training case."""
+    """The observations of `train_model` (the reference's or a known mistake's) on a training case."""
     from grader.hidden.expectations import seeded_probe  # the grader's own way of running the reference
     return seeded_probe({**reference_objects("5.7"), "train_model": train_model}, case)
 
@@ -353,7 +353,7 @@ def _schedule_with(warmup_denominator=0, cosine_denominator=0, no_floor=False, l
     return lr_at_step
 
 
-def _variants_5_7():
+def _mistakes_5_7():
     names = reference_objects("5.7")
     return [
         ("the gradients are clipped during warmup too", dict(names, train_model=_train_model_with(clip_from="always"))),
@@ -379,7 +379,7 @@ def _variants_5_7():
     ]
 
 
-def _variants_5_1():
+def _mistakes_5_1():
     names = reference_objects("5.1")
 
     def no_batch_dim(text, tokenizer):
@@ -395,7 +395,7 @@ def _variants_5_1():
              dict(names, text_to_token_ids=ordinary))]
 
 
-def _variants_5_2():
+def _mistakes_5_2():
     def summed(input_batch, target_batch, model, device):
         logits = model(input_batch.to(device))
         return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.to(device).flatten(),
@@ -416,7 +416,7 @@ def _variants_5_2():
     ]
 
 
-def _variants_5_3():
+def _mistakes_5_3():
     calc_loss_batch = reference_object("5.2")
 
     def token_weighted(data_loader, model, device, num_batches=None):
@@ -501,7 +501,7 @@ def _train_model_simple_with(eval_after_step=False, tokens="numel", reset_each_e
     return train_model_simple
 
 
-def _variants_5_4():
+def _mistakes_5_4():
     return [
         ("the evaluations come one step late: evaluate when global_step % eval_freq == 0, with global_step "
          "counted from 0 (the first evaluation right after the first step)", _train_model_simple_with(eval_after_step=True)),
@@ -511,7 +511,7 @@ def _variants_5_4():
     ]
 
 
-def _variants_5_5():
+def _mistakes_5_5():
     names = reference_objects("5.5")
 
     def model_only_save(model, optimizer, path):
@@ -562,7 +562,7 @@ def _load_weights_with(transpose=True, ln_swapped=False, tie=True):
     return load_weights_into_gpt
 
 
-def _variants_5_6():
+def _mistakes_5_6():
     return [
         ("the Conv1D weights are copied untransposed: GPT-2 stores them (in, out), nn.Linear (out, in), so take .T",
          _load_weights_with(transpose=False)),
@@ -592,7 +592,7 @@ SPECS = {
             _decode_case(_gpt2_ids(_random_text(rng, 10, special=True)), "the ids of a sentence with <|endoftext|>"),
             _decode_case([int(i) for i in rng.integers(0, 50257, size=12)], "12 random token ids"),
         ],
-        mistakes=_variants_5_1,
+        mistakes=_mistakes_5_1,
         for_device=_for_device),
     "5.2": HiddenSpec(
         public=lambda rng: [
@@ -605,7 +605,7 @@ SPECS = {
             _batch_loss_case(rng, gpt(), 2, 6),
             _batch_loss_case(rng, gpt(n_layers=2, drop_rate=0.1), 1, 5, dtype="float64"),
         ],
-        mistakes=_variants_5_2,
+        mistakes=_mistakes_5_2,
         for_device=_for_device),
     "5.3": HiddenSpec(
         public=lambda rng: [
@@ -621,7 +621,7 @@ SPECS = {
             _loader_loss_case(rng, tiny(vocab_size=19), 0, 4, 2, num_batches=3),
             _loader_loss_case(rng, gpt(), 4, 6, 2, num_batches=None),
         ],
-        mistakes=_variants_5_3,
+        mistakes=_mistakes_5_3,
         for_device=_for_device),
     "5.4": HiddenSpec(
         public=lambda rng: [_training_case("5.4", rng, tiny(vocab_size=64))],
@@ -631,7 +631,7 @@ SPECS = {
             _training_case("5.4", rng, gpt(vocab_size=64, drop_rate=0.2), train_sequences=5, num_epochs=3, eval_freq=2,
                            eval_iter=1),
         ],
-        mistakes=_variants_5_4,
+        mistakes=_mistakes_5_4,
         for_device=_for_device),
     "5.5": HiddenSpec(
         public=lambda rng: [
@@ -644,7 +644,7 @@ SPECS = {
             _checkpoint_case(rng, "file", with_optimizer=False, dtype="float64"),
             _checkpoint_case(rng, "unsafe", vocab_size=9),
         ],
-        mistakes=_variants_5_5,
+        mistakes=_mistakes_5_5,
         for_device=_for_device),
     # Loaded into GPT2Shaped (GPTModel's parameters under GPTModel's names): the self-check must
     # not depend on the student's own GPTModel (see docs/authoring.md); hidden cases use GPTModel.
@@ -664,7 +664,7 @@ SPECS = {
             _mismatch_case(rng, "wpe", {"n_layers": 1, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
             _mismatch_case(rng, "ln_2", {"n_layers": 2, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
         ],
-        mistakes=_variants_5_6,
+        mistakes=_mistakes_5_6,
         for_device=_for_device),
     "5.7": HiddenSpec(
         public=lambda rng: [
@@ -684,7 +684,7 @@ SPECS = {
             _schedule_training_case(rng, gpt(vocab_size=64), (1.5, 2.0), train_sequences=6, num_epochs=2, eval_freq=2,
                                     eval_iter=1, lr=0.02, decay_groups=True),
         ],
-        mistakes=_variants_5_7,
+        mistakes=_mistakes_5_7,
         extras=_extras_5_7,
         for_device=_for_device),
 }

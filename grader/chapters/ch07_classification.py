@@ -316,7 +316,7 @@ def _extras_7_1(case):
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _variants_7_1():
+def _mistakes_7_1():
     import pandas as pd
 
     names = reference_objects("7.1")
@@ -377,7 +377,7 @@ def _variants_7_1():
     ]
 
 
-def _variants_7_2():
+def _mistakes_7_2():
     base = reference_object("7.2")
 
     class PaddedAtStart(base):
@@ -415,7 +415,7 @@ def _variants_7_2():
     ]
 
 
-def _variants_7_3():
+def _mistakes_7_3():
     def head_frozen(model, num_classes, emb_dim):
         model.out_head = torch.nn.Linear(emb_dim, num_classes)
         for param in model.parameters():
@@ -456,7 +456,7 @@ def _variants_7_3():
     ]
 
 
-def _variants_7_4():
+def _mistakes_7_4():
     names = reference_objects("7.4")
 
     def first_token_loss(input_batch, target_batch, model, device):
@@ -525,7 +525,7 @@ def _classify_with(pad_at_start=False, crop_to_context=True, keep_last=False, la
     return classify_text
 
 
-def _variants_7_5():
+def _mistakes_7_5():
     return [
         ("the label is the other one: class 1 is spam (\"spam\" when the argmax is 1), and the prediction comes "
          "from the LAST token's logits, model(x)[:, -1, :]", _classify_with(labels=("spam", "not spam"))),
@@ -556,7 +556,7 @@ SPECS = {
             _split_case(rng, 10, 0.5, 0.5, label="10 rows, train_frac=0.5, validation_frac=0.5: no test rows"),
             _split_case(rng, 61, 0.7, 0.1),
         ],
-        mistakes=_variants_7_1,
+        mistakes=_mistakes_7_1,
         extras=_extras_7_1),
     "7.2": HiddenSpec(
         public=lambda rng: [
@@ -572,7 +572,7 @@ SPECS = {
             _dataset_case(rng, 1, "a single message", pad_token_id=7),
             _dataset_case(rng, 4, "one token per message", odd=0, max_length=1),
         ],
-        mistakes=_variants_7_2),
+        mistakes=_mistakes_7_2),
     "7.3": HiddenSpec(
         public=lambda rng: [
             _head_case(rng, _toy_gpt(), 2),
@@ -587,7 +587,7 @@ SPECS = {
             _head_case(rng, _toy_gpt(n_layers=4), 5, frozen_before=("tok_emb", "pos_emb", "trf_blocks", "final_norm",
                                                                      "out_head")),
         ],
-        mistakes=_variants_7_3),
+        mistakes=_mistakes_7_3),
     "7.4": HiddenSpec(
         public=lambda rng: [
             _loss_case(rng, _toy(), 3, 5),
@@ -605,7 +605,7 @@ SPECS = {
             _accuracy_case(rng, _toy(), 10, 5, 3, num_batches=None, flips=3),
             _accuracy_case(rng, _gpt_classifier(num_classes=3), 7, 6, 2, num_batches=3),
         ],
-        mistakes=_variants_7_4),
+        mistakes=_mistakes_7_4),
     "7.5": HiddenSpec(
         public=lambda rng: [
             _classify_case(rng, _toy(context_length=16), "Ok lor, see you at home", 10, "a short message, padded"),
@@ -626,5 +626,5 @@ SPECS = {
             _classify_case(rng, _gpt_classifier(context_length=10, vocab_size=50257), _message(rng, "spam", words=3),
                            8, "a short message, padded, GPT-2's vocabulary", pad_token_id=5),
         ],
-        mistakes=_variants_7_5),
+        mistakes=_mistakes_7_5),
 }

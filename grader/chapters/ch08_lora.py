@@ -115,7 +115,7 @@ def _count_case(rank, alpha=16, **cfg):
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _variants_8_1():
+def _mistakes_8_1():
     import math
 
     def init_normal(self, in_dim, out_dim, rank, alpha):
@@ -160,7 +160,7 @@ def _variants_8_1():
     ]
 
 
-def _variants_8_2():
+def _mistakes_8_2():
     import copy
 
     lora_layer = reference_object("8.1")
@@ -185,7 +185,7 @@ def _variants_8_2():
     ]
 
 
-def _variants_8_3():
+def _mistakes_8_3():
     linear_with_lora = reference_object("8.2")
 
     def top_level_only(model, rank, alpha):
@@ -234,7 +234,7 @@ SPECS = {
             _init_case(1024, 4, 8, alpha=8.0),
             _init_case(256, 32, 64),
         ],
-        mistakes=_variants_8_1),
+        mistakes=_mistakes_8_1),
     "8.2": HiddenSpec(
         public=lambda rng: [
             _wrapped_case(rng, 4, 3, 2, 1.5, (2, 5)),
@@ -246,7 +246,7 @@ SPECS = {
             _identity_case(rng, 8, 3, 4, 2.0, bias=False),
             _identity_case(rng, 4, 6, 2, 16.0, dtype="float64"),
         ],
-        mistakes=_variants_8_2),
+        mistakes=_mistakes_8_2),
     "8.3": HiddenSpec(
         public=lambda rng: [
             _replace_case(rng, 2, 2, 4.0),
@@ -258,5 +258,5 @@ SPECS = {
             _count_case(16),
             _count_case(8, n_layers=2),
         ],
-        mistakes=_variants_8_3),
+        mistakes=_mistakes_8_3),
 }

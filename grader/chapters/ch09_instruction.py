@@ -81,7 +81,7 @@ PREAMBLE = ("Below is an instruction that describes a task. Write a response tha
             "request.")
 
 
-def _variants_9_1():
+def _mistakes_9_1():
     def with_response_header(entry):
         return reference_object("9.1")(entry) + "\n\n### Response:\n"
 
@@ -115,7 +115,7 @@ def _variants_9_1():
     ]
 
 
-def _variants_9_2():
+def _mistakes_9_2():
     import torch
 
     def collate(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None, device="cpu", *,
@@ -196,7 +196,7 @@ SPECS = {
                          instruction="Fill in {blank} and {{this}} in the template. "),
             _with_input(rng, "an entry with an extra key", rejected="A worse answer."),
         ],
-        mistakes=_variants_9_1),
+        mistakes=_mistakes_9_1),
     "9.2": HiddenSpec(
         public=lambda rng: [
             _collate_case(rng, [5, 2, 3], "uneven entries"),
@@ -215,5 +215,5 @@ SPECS = {
                           ignore_index=-5),
             _collate_case(rng, [3, 8, 5], "another pad_token_id, a cut", pad_token_id=1, allowed_max_length=4),
         ],
-        mistakes=_variants_9_2),
+        mistakes=_mistakes_9_2),
 }

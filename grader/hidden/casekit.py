@@ -58,7 +58,7 @@ def reference_module(task_id, construct, args):
     return reference_object(task_id)(*positional, **keywords)
 
 
-def add_future_variant(arrays, args, rng, draw=None):
+def add_x_future(arrays, args, rng, draw=None):
     """x_future: the same tokens up to position causal_t, new ones after it (causality check).
     draw(shape) makes the new ones (default: normal values; token ids need integers)."""
     x = arrays["x"]
