@@ -6,7 +6,7 @@ docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 
 1. its master notebook (the cell conventions: metadata, setup, task text, solution, check);
 2. its public chapter module, gptcourse.checking.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
-3. its hidden chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
+3. its grader's chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
 4. its corpus: a wrong and a correct student cell;
 5. one line of the course table, a `Chapter(...)` (registered with register_chapter);
 6. its task's entry in the contract, gptcourse.checking.contract.TASKS (set for the test).
@@ -72,12 +72,12 @@ SPECS = {
 }
 '''
 
-# 3. The hidden chapter module: public cases (their outputs ship as fixtures), hidden cases
+# 3. The grader's chapter module: public cases (their outputs ship as fixtures), hidden cases
 # drawn from the grading seed, and one known mistake.
-HIDDEN_MODULE = '''\
-"""Hidden cases and the known mistake of the toy chapter."""
+GRADER_MODULE = '''\
+"""The grader's chapter module of the toy chapter: its cases and its known mistake."""
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 
 
 def _case(rng, rows, cols):
@@ -85,7 +85,7 @@ def _case(rng, rows, cols):
 
 
 SPECS = {
-    "99.1": HiddenSpec(
+    "99.1": GraderSpec(
         public=lambda rng: [_case(rng, 2, 3)],
         hidden=lambda rng: [_case(rng, 1, 5), _case(rng, 4, 2)],
         mistakes=lambda: [("the input is tripled, not doubled", lambda x: x * 3)]),
@@ -146,7 +146,7 @@ def write_chapter(root):
     files = {
         "solutions/99_toy.ipynb": nbformat.writes(master_notebook()),
         "course/gptcourse/checking/chapters/ch99_toy.py": PUBLIC_MODULE,
-        "grader/chapters/ch99_toy.py": HIDDEN_MODULE,
+        "grader/chapters/ch99_toy.py": GRADER_MODULE,
         **{f"tests/corpus/{TASK}/{name}": source for name, source in CORPUS.items()},
     }
     for relative, text in files.items():
@@ -239,7 +239,8 @@ def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, 
     build.write_files(build.reference_files(build.build_manifest([TOY])))
     load_module(monkeypatch, "grader.reference.ch99_toy", root / "reference" / "ch99_toy.py")
 
-    # ... and the self-check's fixtures, from the reference and the hidden module.
+    # ... and the self-check's fixtures, from the reference and the grader's chapter module (its
+    # public cases and known mistake).
     build.write_files(build.fixture_files([TOY]))
     monkeypatch.setattr(selfcheck, "FIXTURE_DIR", str(root / "fixtures"))
     (fixture,) = selfcheck.load_fixtures(TOY)[TASK]

@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 01 (working with text data)."""
+"""The grader's chapter module of chapter 01 (working with text data): its public and hidden
+cases and its known mistakes."""
 import functools
 import re
 
@@ -8,7 +9,7 @@ from torch.utils.data import DataLoader
 from gptcourse.data import read_text
 from gptcourse.checking.records import Case
 from gptcourse.tokenizer import get_encoding
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.reference import reference_object
 from grader.reference.ch01_text_data import TOKEN_PATTERN  # the notebook's setup cell, one source
 
@@ -466,28 +467,28 @@ def _extras_1_3(case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "1.1": HiddenSpec(
+    "1.1": GraderSpec(
         public=_public_1_1,
         hidden=_hidden_1_1,
         mistakes=_mistakes_1_1),
-    "1.2": HiddenSpec(
+    "1.2": GraderSpec(
         public=_public_1_2,
         hidden=_hidden_1_2,
         mistakes=_mistakes_1_2),
-    "1.3": HiddenSpec(
+    "1.3": GraderSpec(
         public=_public_1_3,
         hidden=_hidden_1_3,
         mistakes=_mistakes_1_3,
         extras=_extras_1_3),
-    "1.4": HiddenSpec(
+    "1.4": GraderSpec(
         public=_public_1_4,
         hidden=_hidden_1_4,
         mistakes=_mistakes_1_4),
-    "1.5": HiddenSpec(
+    "1.5": GraderSpec(
         public=_public_1_5,
         hidden=_hidden_1_5,
         mistakes=_mistakes_1_5),

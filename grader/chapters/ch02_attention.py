@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 02 (attention and causal masking)."""
+"""The grader's chapter module of chapter 02 (attention and causal masking): its public and hidden
+cases and its known mistakes."""
 import functools
 
 import numpy as np
@@ -6,7 +7,7 @@ import torch
 
 from gptcourse.checking.chapters.ch02_attention import causal_attention_arguments, self_attention_arguments
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
 from grader.hidden.casekit import shape_label, subclass_with_forward
 
@@ -198,11 +199,11 @@ def _mistakes_2_5():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "2.1": HiddenSpec(
+    "2.1": GraderSpec(
         public=lambda rng: [
             _inputs_case(rng, None, inputs=TOY_INPUTS.copy()),
             _inputs_case(rng, (2, 5, 3)),
@@ -213,7 +214,7 @@ SPECS = {
             _inputs_case(rng, (3, 7, 2)),
         ],
         mistakes=_mistakes_2_1),
-    "2.2": HiddenSpec(
+    "2.2": GraderSpec(
         public=lambda rng: [
             _v1(rng, tokens=6, d_in=3, d_out=2),
             _v1(rng, tokens=5, d_in=4, d_out=3),
@@ -224,7 +225,7 @@ SPECS = {
             _v1(rng, tokens=1, d_in=3, d_out=2),
         ],
         mistakes=_mistakes_2_2),
-    "2.3": HiddenSpec(
+    "2.3": GraderSpec(
         public=lambda rng: [
             _v2(rng, tokens=6, d_in=3, d_out=2),
             _v2(rng, tokens=5, d_in=4, d_out=3, qkv_bias=True),
@@ -235,7 +236,7 @@ SPECS = {
             _v2(rng, tokens=3, d_in=4, d_out=4, qkv_bias=True),
         ],
         mistakes=_mistakes_2_3),
-    "2.4": HiddenSpec(
+    "2.4": GraderSpec(
         public=lambda rng: [
             _scores_case(rng, (6, 6), d_k=2),
             _scores_case(rng, (2, 5, 5), d_k=3),
@@ -246,7 +247,7 @@ SPECS = {
             _scores_case(rng, (1, 1), d_k=5),
         ],
         mistakes=_mistakes_2_4),
-    "2.5": HiddenSpec(
+    "2.5": GraderSpec(
         public=lambda rng: [
             _causal(rng, batch=2, tokens=6, d_in=3, d_out=2),
             _causal(rng, batch=1, tokens=4, d_in=5, d_out=3, context_length=7, qkv_bias=True),

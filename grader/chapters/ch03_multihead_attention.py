@@ -1,10 +1,11 @@
-"""Hidden cases and known mistakes of chapter 03 (multi-head attention)."""
+"""The grader's chapter module of chapter 03 (multi-head attention): its public and hidden
+cases and its known mistakes."""
 import functools
 
 import torch
 
 from gptcourse.checking.chapters.attention import multi_head_arguments
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.attention import dropout_internals, module_case, multi_head_mistakes
 from grader.hidden.casekit import subclass_with_forward
 
@@ -41,11 +42,11 @@ def _mistakes_3_2():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "3.1": HiddenSpec(
+    "3.1": GraderSpec(
         public=lambda rng: [
             _wrapper(rng, batch=2, tokens=6, d_in=3, d_out=2),
             _wrapper(rng, batch=1, tokens=4, d_in=5, d_out=3, num_heads=3, context_length=7, qkv_bias=True),
@@ -58,7 +59,7 @@ SPECS = {
         ],
         mistakes=_mistakes_3_1,
         extras=functools.partial(dropout_internals, heads="wrapper")),
-    "3.2": HiddenSpec(
+    "3.2": GraderSpec(
         public=lambda rng: [
             _mha(rng, batch=2, tokens=6, d_in=3, d_out=4),
             _mha(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),

@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 04 (a GPT model).
+"""The grader's chapter module of chapter 04 (a GPT model): its public and hidden
+cases and its known mistakes.
 
 Models are small (emb_dim 4 to 8, 2 heads, 1 to 3 layers, a vocabulary of tens of tokens) so
 that every value can be compared; the 124M configuration is counted on the meta device.
@@ -14,7 +15,7 @@ import torch.nn as nn
 
 from gptcourse.checking.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.casekit import add_x_future, module_arrays, module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 from grader.reference.ch04_gpt_model import GPT_CONFIG_124M  # the notebook's setup cell, one source
@@ -410,11 +411,11 @@ def _mistakes_4_6():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "4.1": HiddenSpec(
+    "4.1": GraderSpec(
         public=lambda rng: [
             _layer_norm_case(rng, (2, 3, 5)),
             _layer_norm_case(rng, (2, 4, 6), spread=2.0, offset=3.0, special_rows=True),
@@ -426,7 +427,7 @@ SPECS = {
             _layer_norm_case(rng, (2, 2, 2, 8), dtype="float64", spread=0.1, offset=1.0, special_rows=True),
         ],
         mistakes=_mistakes_4_1),
-    "4.2": HiddenSpec(
+    "4.2": GraderSpec(
         public=lambda rng: [_gelu_case(rng, (2, 3, 8)), _gelu_case(rng, (41,), grid=True, scale=1.5)],
         hidden=lambda rng: [
             _gelu_case(rng, (3, 4, 5), dtype="float64", scale=2.5),
@@ -434,7 +435,7 @@ SPECS = {
             _gelu_case(rng, (2, 41), dtype="float64", grid=True, scale=4.0),
         ],
         mistakes=_mistakes_4_2),
-    "4.3": HiddenSpec(
+    "4.3": GraderSpec(
         public=lambda rng: [
             _module_case("4.3", rng, config(emb_dim=4), 2, 3),
             _module_case("4.3", rng, config(emb_dim=6), 1, 5),
@@ -445,7 +446,7 @@ SPECS = {
             _module_case("4.3", rng, config(emb_dim=5), 1, 1),
         ],
         mistakes=_mistakes_4_3),
-    "4.4": HiddenSpec(
+    "4.4": GraderSpec(
         public=lambda rng: [
             _module_case("4.4", rng, config(emb_dim=6, n_heads=3, context_length=5), 2, 4,
                          label_keys=("emb_dim", "n_heads", "context_length")),
@@ -464,7 +465,7 @@ SPECS = {
         ],
         mistakes=_mistakes_4_4,
         extras=_extras_4_4),
-    "4.5": HiddenSpec(
+    "4.5": GraderSpec(
         public=lambda rng: [
             _model_case(rng, config(vocab_size=11, context_length=6, emb_dim=4, n_layers=2), 2, 5),
             _model_case(rng, config(vocab_size=9, context_length=5, emb_dim=6, n_heads=3, n_layers=1, qkv_bias=True), 1, 5),
@@ -484,7 +485,7 @@ SPECS = {
         ],
         mistakes=_mistakes_4_5,
         extras=_extras_4_5),
-    "4.6": HiddenSpec(
+    "4.6": GraderSpec(
         public=lambda rng: [
             # The toy model only: in a notebook, a GPTModel here would be the student's own.
             _next_token_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),

@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 05 (pretraining).
+"""The grader's chapter module of chapter 05 (pretraining): its public and hidden
+cases and its known mistakes.
 
 Models are tiny (TinyLanguageModel of gptcourse.checking.chapters.toys, or a GPTModel of emb_dim 4 to 8 with a
 vocabulary of tens of tokens). Training cases run in float64 for a few steps, so any correct
@@ -17,7 +18,7 @@ import torch
 
 from gptcourse.checking.chapters.toys import TinyLanguageModel
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.casekit import module_weights
 from grader.reference import reference_object, reference_objects
 
@@ -574,11 +575,11 @@ def _mistakes_5_6():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "5.1": HiddenSpec(
+    "5.1": GraderSpec(
         public=lambda rng: [
             _encode_case("Every effort moves you"),
             _encode_case("Hello, do you like tea? <|endoftext|> In the sunlit terraces"),
@@ -594,7 +595,7 @@ SPECS = {
         ],
         mistakes=_mistakes_5_1,
         for_device=_for_device),
-    "5.2": HiddenSpec(
+    "5.2": GraderSpec(
         public=lambda rng: [
             _batch_loss_case(rng, tiny(), 2, 4),
             _batch_loss_case(rng, tiny(vocab_size=11, emb_dim=4), 1, 6),
@@ -607,7 +608,7 @@ SPECS = {
         ],
         mistakes=_mistakes_5_2,
         for_device=_for_device),
-    "5.3": HiddenSpec(
+    "5.3": GraderSpec(
         public=lambda rng: [
             _loader_loss_case(rng, tiny(), 4, 5, 2),
             _loader_loss_case(rng, tiny(), 5, 5, 2, num_batches=2),
@@ -623,7 +624,7 @@ SPECS = {
         ],
         mistakes=_mistakes_5_3,
         for_device=_for_device),
-    "5.4": HiddenSpec(
+    "5.4": GraderSpec(
         public=lambda rng: [_training_case("5.4", rng, tiny(vocab_size=64))],
         hidden=lambda rng: [
             _training_case("5.4", rng, tiny(vocab_size=64), num_epochs=1, eval_freq=1, eval_iter=2),
@@ -633,7 +634,7 @@ SPECS = {
         ],
         mistakes=_mistakes_5_4,
         for_device=_for_device),
-    "5.5": HiddenSpec(
+    "5.5": GraderSpec(
         public=lambda rng: [
             _checkpoint_case(rng, "file"),
             _checkpoint_case(rng, "file", with_optimizer=False, filename="model_only.pth"),
@@ -648,7 +649,7 @@ SPECS = {
         for_device=_for_device),
     # Loaded into GPT2Shaped (GPTModel's parameters under GPTModel's names): the self-check must
     # not depend on the student's own GPTModel (see docs/authoring.md); hidden cases use GPTModel.
-    "5.6": HiddenSpec(
+    "5.6": GraderSpec(
         public=lambda rng: [
             _weights_case(rng, {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6},
                           shaped=True),
@@ -666,7 +667,7 @@ SPECS = {
         ],
         mistakes=_mistakes_5_6,
         for_device=_for_device),
-    "5.7": HiddenSpec(
+    "5.7": GraderSpec(
         public=lambda rng: [
             _schedule_case("a short schedule", 20, 5, 0.01, 1e-4, 1e-5),
             _schedule_case("the notebook's kind of schedule", 30, 3, 6e-3, 6e-5, 6e-5),

@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 06 (decoding and sampling).
+"""The grader's chapter module of chapter 06 (decoding and sampling): its public and hidden
+cases and its known mistakes.
 
 Filters (6.1 to 6.3) are compared exactly on many rows at once: temperatures near 0 and large,
 k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains and p = 0,
@@ -22,7 +23,7 @@ import torch
 
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.attention import attention_internals, dropout_internals, module_case, multi_head_mistakes
 from grader.hidden.casekit import module_weights, reference_module, subclass_with
 from grader.reference import reference_object
@@ -652,11 +653,11 @@ def _mistakes_6_5():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "6.1": HiddenSpec(
+    "6.1": GraderSpec(
         public=lambda rng: [
             _temperature_case(rng, None, 1.0, logits=BOOK_LOGITS),
             _temperature_case(rng, None, 0.1, logits=BOOK_LOGITS),
@@ -672,7 +673,7 @@ SPECS = {
             _temperature_case(rng, (2, 12), 0.02, scale=4.0, minus_inf=1),
         ],
         mistakes=_mistakes_6_1),
-    "6.2": HiddenSpec(
+    "6.2": GraderSpec(
         public=lambda rng: [
             _top_k_case(rng, None, 3, logits=BOOK_LOGITS),
             _top_k_case(rng, (4, 10), 3),
@@ -687,7 +688,7 @@ SPECS = {
             _top_k_case(rng, (11,), 11, ties=True),
         ],
         mistakes=_mistakes_6_2),
-    "6.3": HiddenSpec(
+    "6.3": GraderSpec(
         public=lambda rng: [
             _top_p_case(rng, (9,), 0.6),
             _top_p_case(rng, (4, 10), 0.8),
@@ -705,7 +706,7 @@ SPECS = {
             _top_p_case(rng, (2, 3, 6), 0.0, peaked=True),
         ],
         mistakes=_mistakes_6_3),
-    "6.4": HiddenSpec(
+    "6.4": GraderSpec(
         public=lambda rng: [
             _greedy_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
             _greedy_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=8, temperature=0.0, top_k=3),
@@ -732,7 +733,7 @@ SPECS = {
         ],
         mistakes=_mistakes_6_4,
         extras=_extras_6_4),
-    "6.5": HiddenSpec(
+    "6.5": GraderSpec(
         public=lambda rng: [
             _attention(rng, batch=2, tokens=6, d_in=3, d_out=4),
             _attention(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),

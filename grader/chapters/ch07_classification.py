@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 07 (fine-tuning for classification).
+"""The grader's chapter module of chapter 07 (fine-tuning for classification): its public and hidden
+cases and its known mistakes.
 
 - 7.1: small DataFrames of made-up messages (each text unique, so a row is known by its
   content), with an index that is not 0, 1, 2, ... (as after balancing). Split sizes are
@@ -21,7 +22,7 @@ import torch
 
 from gptcourse.checking.chapters.toys import ToyClassifier, ToyGPT
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.casekit import module_weights
 from grader.hidden.expectations import seeded_probe
 from grader.reference import reference_object, reference_objects
@@ -537,11 +538,11 @@ def _mistakes_7_5():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "7.1": HiddenSpec(
+    "7.1": GraderSpec(
         public=lambda rng: [
             _balance_case(rng, 14, 5),
             _split_case(rng, 37, 0.7, 0.1),
@@ -558,7 +559,7 @@ SPECS = {
         ],
         mistakes=_mistakes_7_1,
         extras=_extras_7_1),
-    "7.2": HiddenSpec(
+    "7.2": GraderSpec(
         public=lambda rng: [
             _dataset_case(rng, 5, "padding to the longest message", odd=1),
             _dataset_case_cutting_some(rng, 6, "cutting and padding"),
@@ -573,7 +574,7 @@ SPECS = {
             _dataset_case(rng, 4, "one token per message", odd=0, max_length=1),
         ],
         mistakes=_mistakes_7_2),
-    "7.3": HiddenSpec(
+    "7.3": GraderSpec(
         public=lambda rng: [
             _head_case(rng, _toy_gpt(), 2),
             _head_case(rng, _toy_gpt(n_layers=2, emb_dim=4), 3, frozen_before=("tok_emb", "final_norm")),
@@ -588,7 +589,7 @@ SPECS = {
                                                                      "out_head")),
         ],
         mistakes=_mistakes_7_3),
-    "7.4": HiddenSpec(
+    "7.4": GraderSpec(
         public=lambda rng: [
             _loss_case(rng, _toy(), 3, 5),
             _accuracy_case(rng, _toy(), 7, 6, 3),
@@ -606,7 +607,7 @@ SPECS = {
             _accuracy_case(rng, _gpt_classifier(num_classes=3), 7, 6, 2, num_batches=3),
         ],
         mistakes=_mistakes_7_4),
-    "7.5": HiddenSpec(
+    "7.5": GraderSpec(
         public=lambda rng: [
             _classify_case(rng, _toy(context_length=16), "Ok lor, see you at home", 10, "a short message, padded"),
             _classify_case(rng, _toy(context_length=16),

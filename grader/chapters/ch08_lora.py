@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 08 (LoRA).
+"""The grader's chapter module of chapter 08 (LoRA): its public and hidden
+cases and its known mistakes.
 
 - 8.1: forward cases with A and B copied in (B non-zero, so the output and the gradients of
   x, A and B all depend on every value), float32 and float64, batched and not; initialisation
@@ -18,7 +19,7 @@ import torch
 
 from gptcourse.checking.chapters.toys import NestedModel
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.casekit import module_weights, subclass_with
 from grader.reference import reference_object
 
@@ -218,11 +219,11 @@ def _mistakes_8_3():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "8.1": HiddenSpec(
+    "8.1": GraderSpec(
         public=lambda rng: [
             _lora_case(rng, 4, 3, 2, 3.0, (2, 5)),  # alpha neither 1 nor rank: alpha, alpha / rank and 1 differ
             _init_case(512, 6, 16),
@@ -235,7 +236,7 @@ SPECS = {
             _init_case(256, 32, 64),
         ],
         mistakes=_mistakes_8_1),
-    "8.2": HiddenSpec(
+    "8.2": GraderSpec(
         public=lambda rng: [
             _wrapped_case(rng, 4, 3, 2, 1.5, (2, 5)),
             _identity_case(rng, 5, 4, 2, 8.0),
@@ -247,7 +248,7 @@ SPECS = {
             _identity_case(rng, 4, 6, 2, 16.0, dtype="float64"),
         ],
         mistakes=_mistakes_8_2),
-    "8.3": HiddenSpec(
+    "8.3": GraderSpec(
         public=lambda rng: [
             _replace_case(rng, 2, 2, 4.0),
         ],

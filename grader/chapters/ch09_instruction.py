@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 09 (instruction fine-tuning).
+"""The grader's chapter module of chapter 09 (instruction fine-tuning): its public and hidden
+cases and its known mistakes.
 
 - 9.1: entries with and without an input, an input of only whitespace (not empty: the section
   is there, the spec's "non-empty"), non-ASCII text, instructions and inputs over several lines,
@@ -12,7 +13,7 @@
   the first" would part ways.
 """
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.reference import reference_object
 
 # ------------------------------------------------------------------------------------------
@@ -171,11 +172,11 @@ def _mistakes_9_2():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "9.1": HiddenSpec(
+    "9.1": GraderSpec(
         public=lambda rng: [
             _with_input(rng, "an entry with an input"),
             _format_case(rng, "an entry whose input is empty"),
@@ -197,7 +198,7 @@ SPECS = {
             _with_input(rng, "an entry with an extra key", rejected="A worse answer."),
         ],
         mistakes=_mistakes_9_1),
-    "9.2": HiddenSpec(
+    "9.2": GraderSpec(
         public=lambda rng: [
             _collate_case(rng, [5, 2, 3], "uneven entries"),
             _collate_case(rng, [6, 3], "allowed_max_length shorter than the rows", allowed_max_length=4),

@@ -1,6 +1,6 @@
-"""Hidden helpers shared by the attention chapters (02, 03): one attention routine with a knob
-per classic mistake, the messages of those mistakes, attention-module cases, and the
-eval-mode attention weights the dropout judge needs."""
+"""What the grader's chapter modules of the attention chapters (02, 03) share: one attention
+routine with a knob per classic mistake, the messages of those mistakes, attention-module
+cases, and the eval-mode attention weights the dropout judge needs."""
 import numpy as np
 import torch
 

@@ -1,4 +1,4 @@
-"""Building blocks for the hidden chapter modules (grader/chapters/chNN_*.py): seeded random
+"""Building blocks for the grader's chapter modules (grader/chapters/chNN_*.py): seeded random
 generators, labels, module weights, known-mistake subclasses. Nothing here knows a task."""
 import numpy as np
 

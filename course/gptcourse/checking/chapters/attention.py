@@ -130,7 +130,7 @@ def dropout_problem(got, expected, case):
     a head's output sum_j m_j * A[t, j] * V[j] / (1 - p) for some 0/1 pattern m. We try all
     patterns (rows are short), so any random-number usage is accepted; dropout applied
     anywhere else (scores, context vectors, output) produces rows no pattern explains.
-    The hidden side puts A and V of every head in expected["internals/weights"|"values"].
+    The grader's side puts A and V of every head in expected["internals/weights"|"values"].
     """
     tokens = expected["internals/values"].shape[2]
     passes = []

@@ -1,6 +1,6 @@
 """Chapter 04, a GPT model: its tasks, their probes, the dropout judges and the hints.
 
-Dropout is judged without assuming how a student draws random numbers. The hidden side picks
+Dropout is judged without assuming how a student draws random numbers. The grader's side picks
 weights that make the parts around the dropout layers deterministic (an attention whose
 values are zero, a feed-forward whose last layer is zero), and puts every output that some
 pattern of dropped features can give into `internals/...`; a train-mode output is right when
@@ -23,7 +23,7 @@ GRADING_DATA = ()
 
 
 # ------------------------------------------------------------------------------------------
-# Constructor arguments (the hidden side builds the reference with the same functions)
+# Constructor arguments (the grader's side builds the reference with the same functions)
 # ------------------------------------------------------------------------------------------
 
 def layer_norm_arguments(args):

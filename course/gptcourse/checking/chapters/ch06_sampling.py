@@ -89,7 +89,7 @@ def record_until_end(p):
     """What the spec pins down when generation stops at an end token: each row's new tokens
     before its first end token (what a row holds after it is free: more samples, or padding),
     and how many tokens were added (with the last row's end token or without it, as the book
-    breaks before appending it: both readings are accepted, see the hidden module)."""
+    breaks before appending it: both readings are accepted, see the grader's chapter module)."""
     ids = returned_ids(p, p.result, p.case.arrays["idx"].shape[0])
     prompt = p.case.arrays["idx"].shape[1]
     eos_id = p.case.args["eos_id"]

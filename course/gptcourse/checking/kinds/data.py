@@ -37,7 +37,7 @@ class Dataset(Kind):
         positional, keywords = self.construct(p)
         if p.case.args.get("may_refuse"):
             # Where the spec allows either an empty data set or an error (a text too short for
-            # one window), an exception is an answer, recorded as such; the hidden side lists
+            # one window), an exception is an answer, recorded as such; the grader's side lists
             # {"refused": True} as an accepted alternative to the reference's empty data set.
             try:
                 dataset = p.construct(p.obj, positional, keywords, module=False)

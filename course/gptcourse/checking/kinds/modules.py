@@ -133,7 +133,7 @@ class ModuleDropout(Kind):
 
     Which train-mode outputs are right depends on where dropout belongs, so the chapter
     gives `train_judge(got, expected, case) -> message or None`; it sees the whole
-    observations (train_0, train_1, ...) and whatever the hidden side added to `expected`.
+    observations (train_0, train_1, ...) and whatever the grader's side added to `expected`.
     """
 
     def __init__(self, construct, train_judge, passes=3):

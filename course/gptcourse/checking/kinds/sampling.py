@@ -19,7 +19,7 @@ class Sampler(Kind):
 
     call(p, fn) -> a 1-D sequence of integer outcomes (the chapter decides how: one call
     with a large batch, or a loop). args["num_outcomes"] outcomes are counted. The judge
-    needs expected["internals/probs"], each outcome's probability (the hidden side adds
+    needs expected["internals/probs"], each outcome's probability (the grader's side adds
     it): an outcome of probability 0 must never come up, one of probability 1 every time,
     and every other count must lie inside its exact binomial acceptance interval. Each
     interval leaves out at most false_failure / (number of such outcomes) of the binomial's
