@@ -67,7 +67,7 @@ KEY_NAMES = {"doubled": "Doubled tensor"}
 
 SPECS = {
     "99.1": TaskSpec(
-        probes={"call": kinds.Function(lambda p: ([p.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
+        probes={"call": kinds.Function(lambda probe: ([probe.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
                                        tensors=True)}),
 }
 '''
