@@ -134,7 +134,7 @@ def _self_attention_forward(options):
 
 
 def causal_forward(options):
-    """CausalAttention.forward with attend()'s knobs: also used by chapter 03's hidden side."""
+    """CausalAttention.forward with attend()'s knobs: also used by chapter 03's grader's chapter module."""
     def forward(self, x):
         q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
         return attend(q, k, v, causal=True, dropout=self.dropout, d_in=x.shape[-1], **options)[1]
