@@ -298,6 +298,9 @@ def _mistakes_4_2():
         ("the cubic coefficient is 0.44715: it is 0.044715", _gelu(lambda x: 0.5 * x * (1 + torch.tanh(c * (x + 0.44715 * x**3))))),
         ("sqrt(pi / 2) is used instead of sqrt(2 / pi)",
          _gelu(lambda x: 0.5 * x * (1 + torch.tanh((np.pi / 2) ** 0.5 * (x + 0.044715 * x**3))))),
+        # The normal density's constant, 1 / sqrt(2 * pi), is the one students know by heart.
+        ("the constant is sqrt(2 * pi) (the normal density's) instead of sqrt(2 / pi): "
+         "math.sqrt(2 / math.pi)", _gelu(lambda x: 0.5 * x * (1 + torch.tanh((2 * np.pi) ** 0.5 * (x + 0.044715 * x**3))))),
         ("the sigmoid approximation x * sigmoid(1.702 x) is used: the spec asks for the tanh formula",
          _gelu(lambda x: x * torch.sigmoid(1.702 * x))),
         ("ReLU is used instead of GELU", _gelu(torch.relu)),
