@@ -19,7 +19,7 @@ import torch
 from gptcourse.checking.chapters.toys import TinyLanguageModel
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import module_weights
+from grader.hidden.casekit import module_weights, reference_with_text_replaced
 from grader.reference import reference_object, reference_objects
 
 START_CONTEXTS = ("A+B=C", "X=Y+Z", "A;B?", "#A")  # GPT-2 ids all below 64
@@ -290,49 +290,20 @@ def _extras_5_7(case):
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _train_model_with(clip_from="warmup_end", schedule=None, first_group_only=False):
-    """The reference train_model with one knob changed: clip_from "warmup_end" (the reference),
-    "after_warmup" (from the step after, the book's), "always", "never"; schedule(step,
-    total, warmup, peak, initial, min) replaces lr_at_step; first_group_only: the rate is set on
-    the optimizer's first parameter group only."""
-    reference = reference_objects("5.7")["train_model"]
-    namespace = dict(reference.__globals__)
-    lr_at_step = schedule or namespace["lr_at_step"]
-    clip = {"warmup_end": lambda step, warmup: step >= warmup, "after_warmup": lambda step, warmup: step > warmup,
-            "always": lambda step, warmup: True, "never": lambda step, warmup: False}[clip_from]
-    evaluate_model = namespace["evaluate_model"]
-    generate_and_print_sample = namespace["generate_and_print_sample"]
-    calc_loss_batch = namespace["calc_loss_batch"]
+# The training loops' known mistakes are the reference loop with one line changed: the loop is
+# written once, in the master (casekit.reference_with_text_replaced).
+CLIP_FROM = {"after_warmup": "if global_step > warmup_steps:", "always": "if True:", "never": "if False:"}
 
-    def train_model(model, train_loader, val_loader, optimizer, device, num_epochs, eval_freq, eval_iter,
-                    start_context, tokenizer, warmup_steps, initial_lr=3e-05, min_lr=1e-6):
-        train_losses, val_losses, track_tokens_seen, track_lrs = [], [], [], []
-        tokens_seen, global_step = 0, -1
-        peak_lr = optimizer.param_groups[0]["lr"]
-        total_steps = len(train_loader) * num_epochs
-        for _ in range(num_epochs):
-            model.train()
-            for input_batch, target_batch in train_loader:
-                optimizer.zero_grad()
-                global_step += 1
-                lr = lr_at_step(global_step, total_steps, warmup_steps, peak_lr, initial_lr, min_lr)
-                for group in optimizer.param_groups[:1] if first_group_only else optimizer.param_groups:
-                    group["lr"] = lr
-                track_lrs.append(lr)
-                calc_loss_batch(input_batch, target_batch, model, device).backward()
-                if clip(global_step, warmup_steps):
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
-                optimizer.step()
-                tokens_seen += input_batch.numel()
-                if global_step % eval_freq == 0:
-                    train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
-                    train_losses.append(train_loss)
-                    val_losses.append(val_loss)
-                    track_tokens_seen.append(tokens_seen)
-            generate_and_print_sample(model, tokenizer, device, start_context)
-        return train_losses, val_losses, track_tokens_seen, track_lrs
 
-    return train_model
+def _train_model_with(clip_from=None, first_group_only=False):
+    """The reference train_model with one line changed: clipping from the step after warmup (the
+    book's), always or never (CLIP_FROM); or the rate set on the first parameter group only."""
+    replacements = {}
+    if clip_from:
+        replacements["if global_step >= warmup_steps:"] = CLIP_FROM[clip_from]
+    if first_group_only:
+        replacements["for param_group in optimizer.param_groups:"] = "for param_group in optimizer.param_groups[:1]:"
+    return reference_with_text_replaced("5.7", "train_model", replacements)
 
 
 def _schedule_with(warmup_denominator=0, cosine_denominator=0, no_floor=False, linear_decay=False,
@@ -470,43 +441,24 @@ def _mistakes_5_3():
     ]
 
 
-def _train_model_simple_with(eval_after_step=False, tokens="numel", reset_each_epoch=False):
-    """The reference loop with one knob changed: evaluate when (step + 1) % eval_freq == 0,
-    count tokens as sequences (shape[0]), or restart the step count every epoch."""
-    namespace = reference_object("5.4").__globals__
-    evaluate_model, calc_loss_batch = namespace["evaluate_model"], namespace["calc_loss_batch"]
-    generate_and_print_sample = namespace["generate_and_print_sample"]
-
-    def train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs, eval_freq, eval_iter,
-                           start_context, tokenizer):
-        train_losses, val_losses, track_tokens_seen = [], [], []
-        tokens_seen, global_step = 0, -1
-        for _ in range(num_epochs):
-            model.train()
-            if reset_each_epoch:
-                global_step = -1
-            for input_batch, target_batch in train_loader:
-                optimizer.zero_grad()
-                calc_loss_batch(input_batch, target_batch, model, device).backward()
-                optimizer.step()
-                tokens_seen += input_batch.numel() if tokens == "numel" else input_batch.shape[0]
-                global_step += 1
-                if (global_step + int(eval_after_step)) % eval_freq == 0:
-                    train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
-                    train_losses.append(train_loss)
-                    val_losses.append(val_loss)
-                    track_tokens_seen.append(tokens_seen)
-            generate_and_print_sample(model, tokenizer, device, start_context)
-        return train_losses, val_losses, track_tokens_seen
-
-    return train_model_simple
+def _train_model_simple_with(eval_after_step=False, tokens_as_rows=False, reset_each_epoch=False):
+    """The reference train_model_simple with one line changed: evaluate when (step + 1) % eval_freq
+    == 0, count tokens as sequences (shape[0]), or restart the step count every epoch."""
+    replacements = {}
+    if eval_after_step:
+        replacements["if global_step % eval_freq == 0:"] = "if (global_step + 1) % eval_freq == 0:"
+    if tokens_as_rows:
+        replacements["tokens_seen += input_batch.numel()"] = "tokens_seen += input_batch.shape[0]"
+    if reset_each_epoch:
+        replacements["model.train()"] = "model.train(); global_step = -1"
+    return reference_with_text_replaced("5.4", "train_model_simple", replacements)
 
 
 def _mistakes_5_4():
     return [
         ("the evaluations come one step late: evaluate when global_step % eval_freq == 0, with global_step "
          "counted from 0 (the first evaluation right after the first step)", _train_model_simple_with(eval_after_step=True)),
-        ("tokens_seen counts sequences, not tokens: add input_batch.numel()", _train_model_simple_with(tokens="rows")),
+        ("tokens_seen counts sequences, not tokens: add input_batch.numel()", _train_model_simple_with(tokens_as_rows=True)),
         ("the step count starts again every epoch: keep one global_step across epochs",
          _train_model_simple_with(reset_each_epoch=True)),
     ]
