@@ -29,8 +29,12 @@ What stands in for "the file is in the repository":
 The student release (`build.release_files`: nbgrader's generate_assignment in a subprocess)
 is the second, `slow`, test.
 
+Outside its own files the chapter still lacks what the tests keep per chapter by hand (an entry
+in two tables, a test file): the second test shows the checks of tests/chapter_entries.py naming
+it in each.
+
 Cost (2 shared CPU cores): about 7 s for the first test, most of it the worker host importing
-torch; about 7 s for the slow one.
+torch; under a second for the second; about 7 s for the slow one.
 """
 import importlib.util
 import os
@@ -64,6 +68,7 @@ from gptcourse.checking.chapters import TaskSpec
 
 CHAPTER = "99_toy"
 KEY_NAMES = {"doubled": "Doubled tensor"}
+GRADING_DATA = ()  # no data set to fetch before grading it
 
 SPECS = {
     "99.1": TaskSpec(
@@ -325,6 +330,27 @@ def shared_files_naming_the_toy_chapter():
                 if name.endswith(".py") and TOY_NAMES.search(open(path, encoding="utf-8").read()):
                     found.append(os.path.relpath(path, REPO))
     return found
+
+
+def test_the_tests_tables_kept_by_hand_name_the_new_chapter_until_it_has_its_entries(toy, monkeypatch):
+    """Outside its own files a chapter needs an entry in a few tables of the tests that no file of
+    it can give (tests/chapter_entries.py): with nothing more than its pieces, the toy chapter is
+    named in each. Where the entry follows from the master, a master that loads GPT-2 or draws a
+    picture no test calls is named too. Nothing runs a notebook."""
+    import chapter_entries as entries
+
+    root, _ = toy
+    master = root / "solutions" / f"{TOY}.ipynb"
+    assert entries.missing({TOY: master}) == {entries.OUTPUT: [TOY], entries.STUDENT: [TOY], entries.TEST_FILE: [TOY]}
+
+    nb = nbformat.read(master, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("base = pretrained_base(device)\n"
+                                              "from gptcourse.plots import plot_doubled_tensor"))
+    nbformat.write(nb, root / "with_gpt2_and_a_picture.ipynb")
+    monkeypatch.delattr(sys.modules[f"gptcourse.checking.chapters.ch{TOY}"], "GRADING_DATA")
+    lacking = entries.missing({TOY: root / "with_gpt2_and_a_picture.ipynb"})
+    assert {what for what, chapters in lacking.items() if chapters == [TOY]} == {
+        entries.OUTPUT, entries.STUDENT, entries.TEST_FILE, entries.DATA, entries.BRANCH, entries.PICTURES}
 
 
 def test_the_scan_for_the_toy_chapter_finds_a_module_that_names_it(monkeypatch, tmp_path):

@@ -67,6 +67,14 @@ def test_no_chapter_module_keeps_a_table_per_fact():
         assert not left, (chapter, left)
 
 
+def test_no_chapter_lacks_what_it_needs_outside_its_own_files():
+    """The tables kept by hand in the tests, a test file, GRADING_DATA, and what follows from the
+    master (a GPT-2 branch, a test of each picture): tests/chapter_entries.py names who lacks what."""
+    from chapter_entries import missing
+
+    assert missing() == {}
+
+
 def test_the_course_table_lists_every_task_once_in_course_order():
     assert [t.id for t in TASKS] == [t.id for chapter in CHAPTERS for t in tasks_of(chapter)]
     assert len({t.id for t in TASKS}) == len(TASKS)
