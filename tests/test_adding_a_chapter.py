@@ -31,11 +31,14 @@ is the second, `slow`, test.
 
 Outside its own files the chapter still lacks what the tests keep per chapter by hand (an entry
 in two tables, a test file): the second test shows the checks of tests/chapter_entries.py naming
-it in each.
+it in each. The third makes each change of docs/authoring.md's recipe ("Changing a case, a known
+mistake or a hint") to the toy chapter: its fixtures change exactly when the recipe says
+`make release`.
 
 Cost (2 shared CPU cores): about 7 s for the first test, most of it the worker host importing
-torch; under a second for the second; about 7 s for the slow one.
+torch; under a second for the second and the third; about 7 s for the slow one.
 """
+import dataclasses
 import importlib.util
 import os
 import re
@@ -351,6 +354,51 @@ def test_the_tests_tables_kept_by_hand_name_the_new_chapter_until_it_has_its_ent
     lacking = entries.missing({TOY: root / "with_gpt2_and_a_picture.ipynb"})
     assert {what for what, chapters in lacking.items() if chapters == [TOY]} == {
         entries.OUTPUT, entries.STUDENT, entries.TEST_FILE, entries.DATA, entries.BRANCH, entries.PICTURES}
+
+
+# docs/authoring.md, "Changing a case, a known mistake or a hint": its rows, and the same change
+# made to the toy chapter (grader's spec -> grader's spec; the hint changes the public spec).
+CHANGES = {
+    "a public case": ("grader", lambda spec: dataclasses.replace(spec, public=lambda rng: [_toy_case(rng, 3, 3)])),
+    "a hidden case": ("grader", lambda spec: dataclasses.replace(spec, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
+    "a known mistake": ("grader", lambda spec: dataclasses.replace(
+        spec, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
+    "what the judge needs besides the reference": ("grader", lambda spec: dataclasses.replace(
+        spec, extras=lambda case: {"internals/alternatives": []})),
+    "a hint": ("public", lambda spec: dataclasses.replace(spec, hints=(lambda key, got, expected, case: "a hint",))),
+}
+
+
+def _toy_case(rng, rows, cols):
+    return sys.modules[f"grader.chapters.ch{TOY}"]._case(rng, rows, cols)
+
+
+def recipe_rows():
+    """{first cell: 'then' cell} of the recipe's table in docs/authoring.md."""
+    text = open(os.path.join(REPO, "docs", "authoring.md"), encoding="utf-8").read()
+    section = text[text.index("## Changing a case, a known mistake or a hint"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| you change")]
+    return {cells[0]: cells[2] for cells in rows}
+
+
+def test_the_recipe_for_a_change_says_when_the_fixtures_must_be_made_again(toy, monkeypatch):
+    """Each change of the recipe, made to the toy chapter, changes the self-check's fixtures
+    exactly when the recipe says `make release`."""
+    root, _ = toy
+    build = point_the_build_at(root, monkeypatch)
+    build.write_files(build.reference_files(build.build_manifest([TOY])))
+    load_module(monkeypatch, f"grader.reference.ch{TOY}", root / "reference" / f"ch{TOY}.py")
+    rows = recipe_rows()
+    before = build.fixture_files([TOY])
+    for row, (side, change) in CHANGES.items():
+        (then,) = [cells for first, cells in rows.items() if first.startswith(row)]
+        module = sys.modules[f"{'grader.chapters' if side == 'grader' else 'gptcourse.checking.chapters'}.ch{TOY}"]
+        with monkeypatch.context() as changed:
+            changed.setitem(module.SPECS, TASK, change(module.SPECS[TASK]))
+            after = build.fixture_files([TOY])
+        assert (after != before) == ("make release" in then), (row, then)
 
 
 def test_the_scan_for_the_toy_chapter_finds_a_module_that_names_it(monkeypatch, tmp_path):
