@@ -112,7 +112,7 @@ def reference_files(manifest):
 
 
 def fixture_files(chapters=None):
-    """The reference's observations on the public cases, with the known variants'.
+    """The reference's observations on the public cases, with the known mistakes'.
 
     Computed with one torch thread, as the grader computes its expectations: with several, the
     order in which float32 sums are added depends on how many threads the math library takes,
@@ -138,11 +138,11 @@ def _fixture_files(chapters):
         for task in tasks_of(chapter):
             entries = []
             for case in public_cases(task.id):
-                expected, variants = expectations(case)
+                expected, mistakes = expectations(case)
                 entries.append({
                     "case": case.to_data(),
                     "expected": expected,
-                    "variants": [{"message": m, "observations": o} for m, o in variants()],
+                    "mistakes": [{"message": m, "observations": o} for m, o in mistakes()],
                 })
             content[task.id] = entries
         files[os.path.join(FIXTURES, f"{chapter}.json")] = records.dumps(content, indent=1) + "\n"

@@ -97,7 +97,7 @@ class Expectations:
         return self._cases[task_id]
 
     def expected(self, task_id):
-        """[(expected observations, variants function)] aligned with cases(task_id)."""
+        """[(expected observations, known mistakes function)] aligned with cases(task_id)."""
         if task_id not in self._expected:
             from grader.hidden.expectations import expectations
 
@@ -402,7 +402,7 @@ def start_workers(settings, manifest, chapters=None, workers=None):
 def _import_grading_code(chapters):
     """Import every module that computes expectations or judges, before any student code runs
     (without a sandbox a worker could otherwise change a file this process imports later): the
-    hidden side and the reference of the graded chapters and of the chapters they carry. The
+    grader's chapter modules and the reference of the graded chapters and of the chapters they carry. The
     others are never used by this run; importing them would run their chapters' setup cells,
     which may read data that the preflight did not ask for."""
     import grader.chapters

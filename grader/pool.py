@@ -266,6 +266,15 @@ def prepare_tokenizer_files():
     load_if_available()
 
 
+# Who else is shown each host's reply to a job: callables observer(job, reply), called as the reply
+# comes in (untrusted and not yet checked; a dict when the host is sound), before its outcome is
+# made. For measuring only: grading adds none, and an observer must neither raise nor change what
+# it is given. benchmarks/classbench/profiling.py adds one to keep each task's time in its host
+# (the reply's `seconds`, fork to reaping), which the outcome does not carry (its `seconds` is the
+# pool's, from sending the job to the reply).
+reply_observers = []
+
+
 def _timed(outcome, host):
     """The outcome with `seconds`: how long its job took, from sending it to the reply (or to the
     host's end), as the pool measured it. This is the task's own time, whatever ran before it."""
@@ -330,6 +339,8 @@ class WorkerPool:
             return None  # a reply nobody asked for: ignore it
         item, job, host.item = host.item, host.job, None
         host.deadline = float("inf")
+        for observer in reply_observers:
+            observer(job, reply)
         if self.raw:
             return item, _timed({key: reply[key] for key in ("outcome", "ended_processes") if key in reply}, host)
         scrub = (lambda message: self.scrub(message, job)) if self.scrub else None

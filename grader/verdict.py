@@ -49,13 +49,13 @@ def verdict(task_id, cases, expected, outcome, settings=None):
     if not complete:
         message = "the worker returned an incomplete set of observations"
         return Verdict("error", message, warnings, Finding("error", detail=message))
-    for case, (want, variants), got in zip(cases, expected, observations):
+    for case, (want, mistakes), got in zip(cases, expected, observations):
         if "error" in got and memory_exhausted(got["error"]):
             status, message, _, finding = memory_verdict(getattr(settings, "memory_mb", None), got["error"],
                                                          requested=requested_bytes(got["error"]))
             return Verdict(status, f"Failed on {case.label} [{case.device}]: {message}", warnings,
                            replace(finding, case=case.label, device=str(case.device)))
-        problem, finding = judge_finding(task_id, case, got, want, variants)
+        problem, finding = judge_finding(task_id, case, got, want, mistakes)
         if problem:
             status = "error" if finding.kind == "error" else "failed"
             return Verdict(status, f"Failed on {case.label} [{case.device}]: {problem}", warnings,

@@ -6,7 +6,7 @@ docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 
 1. its master notebook (the cell conventions: metadata, setup, task text, solution, check);
 2. its public chapter module, gptcourse.checking.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
-3. its hidden chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
+3. its grader's chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
 4. its corpus: a wrong and a correct student cell;
 5. one line of the course table, a `Chapter(...)` (registered with register_chapter);
 6. its task's entry in the contract, gptcourse.checking.contract.TASKS (set for the test).
@@ -29,9 +29,16 @@ What stands in for "the file is in the repository":
 The student release (`build.release_files`: nbgrader's generate_assignment in a subprocess)
 is the second, `slow`, test.
 
+Outside its own files the chapter still lacks what the tests keep per chapter by hand (an entry
+in two tables, a test file): the second test shows the checks of tests/chapter_entries.py naming
+it in each. The third makes each change of docs/authoring.md's recipe ("Changing a case, a known
+mistake or a hint") to the toy chapter: its fixtures change exactly when the recipe says
+`make release`.
+
 Cost (2 shared CPU cores): about 7 s for the first test, most of it the worker host importing
-torch; about 7 s for the slow one.
+torch; under a second for the second and the third; about 7 s for the slow one.
 """
+import dataclasses
 import importlib.util
 import os
 import re
@@ -64,20 +71,21 @@ from gptcourse.checking.chapters import TaskSpec
 
 CHAPTER = "99_toy"
 KEY_NAMES = {"doubled": "Doubled tensor"}
+GRADING_DATA = ()  # no data set to fetch before grading it
 
 SPECS = {
     "99.1": TaskSpec(
-        probes={"call": kinds.Function(lambda p: ([p.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
+        probes={"call": kinds.Function(lambda probe: ([probe.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
                                        tensors=True)}),
 }
 '''
 
-# 3. The hidden chapter module: public cases (their outputs ship as fixtures), hidden cases
+# 3. The grader's chapter module: public cases (their outputs ship as fixtures), hidden cases
 # drawn from the grading seed, and one known mistake.
-HIDDEN_MODULE = '''\
-"""Hidden cases and the known mistake of the toy chapter."""
+GRADER_MODULE = '''\
+"""The grader's chapter module of the toy chapter: its cases and its known mistake."""
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 
 
 def _case(rng, rows, cols):
@@ -85,7 +93,7 @@ def _case(rng, rows, cols):
 
 
 SPECS = {
-    "99.1": HiddenSpec(
+    "99.1": GraderSpec(
         public=lambda rng: [_case(rng, 2, 3)],
         hidden=lambda rng: [_case(rng, 1, 5), _case(rng, 4, 2)],
         mistakes=lambda: [("the input is tripled, not doubled", lambda x: x * 3)]),
@@ -146,7 +154,7 @@ def write_chapter(root):
     files = {
         "solutions/99_toy.ipynb": nbformat.writes(master_notebook()),
         "course/gptcourse/checking/chapters/ch99_toy.py": PUBLIC_MODULE,
-        "grader/chapters/ch99_toy.py": HIDDEN_MODULE,
+        "grader/chapters/ch99_toy.py": GRADER_MODULE,
         **{f"tests/corpus/{TASK}/{name}": source for name, source in CORPUS.items()},
     }
     for relative, text in files.items():
@@ -239,11 +247,12 @@ def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, 
     build.write_files(build.reference_files(build.build_manifest([TOY])))
     load_module(monkeypatch, "grader.reference.ch99_toy", root / "reference" / "ch99_toy.py")
 
-    # ... and the self-check's fixtures, from the reference and the hidden module.
+    # ... and the self-check's fixtures, from the reference and the grader's chapter module (its
+    # public cases and known mistake).
     build.write_files(build.fixture_files([TOY]))
     monkeypatch.setattr(selfcheck, "FIXTURE_DIR", str(root / "fixtures"))
     (fixture,) = selfcheck.load_fixtures(TOY)[TASK]
-    assert fixture["variants"][0]["message"] == MISTAKE
+    assert fixture["mistakes"][0]["message"] == MISTAKE
 
     # The self-check in a student's notebook: the correct cell passes, the wrong one is named.
     cells = {name: _defined(source)["double"] for name, source in CORPUS.items()}
@@ -324,6 +333,72 @@ def shared_files_naming_the_toy_chapter():
                 if name.endswith(".py") and TOY_NAMES.search(open(path, encoding="utf-8").read()):
                     found.append(os.path.relpath(path, REPO))
     return found
+
+
+def test_the_tests_tables_kept_by_hand_name_the_new_chapter_until_it_has_its_entries(toy, monkeypatch):
+    """Outside its own files a chapter needs an entry in a few tables of the tests that no file of
+    it can give (tests/chapter_entries.py): with nothing more than its pieces, the toy chapter is
+    named in each. Where the entry follows from the master, a master that loads GPT-2 or draws a
+    picture no test calls is named too. Nothing runs a notebook."""
+    import chapter_entries as entries
+
+    root, _ = toy
+    master = root / "solutions" / f"{TOY}.ipynb"
+    assert entries.missing({TOY: master}) == {entries.OUTPUT: [TOY], entries.STUDENT: [TOY], entries.TEST_FILE: [TOY]}
+
+    nb = nbformat.read(master, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("base = pretrained_base(device)\n"
+                                              "from gptcourse.plots import plot_doubled_tensor"))
+    nbformat.write(nb, root / "with_gpt2_and_a_picture.ipynb")
+    monkeypatch.delattr(sys.modules[f"gptcourse.checking.chapters.ch{TOY}"], "GRADING_DATA")
+    lacking = entries.missing({TOY: root / "with_gpt2_and_a_picture.ipynb"})
+    assert {what for what, chapters in lacking.items() if chapters == [TOY]} == {
+        entries.OUTPUT, entries.STUDENT, entries.TEST_FILE, entries.DATA, entries.BRANCH, entries.PICTURES}
+
+
+# docs/authoring.md, "Changing a case, a known mistake or a hint": its rows, and the same change
+# made to the toy chapter (grader's spec -> grader's spec; the hint changes the public spec).
+CHANGES = {
+    "a public case": ("grader", lambda spec: dataclasses.replace(spec, public=lambda rng: [_toy_case(rng, 3, 3)])),
+    "a hidden case": ("grader", lambda spec: dataclasses.replace(spec, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
+    "a known mistake": ("grader", lambda spec: dataclasses.replace(
+        spec, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
+    "what the judge needs besides the reference": ("grader", lambda spec: dataclasses.replace(
+        spec, extras=lambda case: {"internals/alternatives": []})),
+    "a hint": ("public", lambda spec: dataclasses.replace(spec, hints=(lambda key, got, expected, case: "a hint",))),
+}
+
+
+def _toy_case(rng, rows, cols):
+    return sys.modules[f"grader.chapters.ch{TOY}"]._case(rng, rows, cols)
+
+
+def recipe_rows():
+    """{first cell: 'then' cell} of the recipe's table in docs/authoring.md."""
+    text = open(os.path.join(REPO, "docs", "authoring.md"), encoding="utf-8").read()
+    section = text[text.index("## Changing a case, a known mistake or a hint"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| you change")]
+    return {cells[0]: cells[2] for cells in rows}
+
+
+def test_the_recipe_for_a_change_says_when_the_fixtures_must_be_made_again(toy, monkeypatch):
+    """Each change of the recipe, made to the toy chapter, changes the self-check's fixtures
+    exactly when the recipe says `make release`."""
+    root, _ = toy
+    build = point_the_build_at(root, monkeypatch)
+    build.write_files(build.reference_files(build.build_manifest([TOY])))
+    load_module(monkeypatch, f"grader.reference.ch{TOY}", root / "reference" / f"ch{TOY}.py")
+    rows = recipe_rows()
+    before = build.fixture_files([TOY])
+    for row, (side, change) in CHANGES.items():
+        (then,) = [cells for first, cells in rows.items() if first.startswith(row)]
+        module = sys.modules[f"{'grader.chapters' if side == 'grader' else 'gptcourse.checking.chapters'}.ch{TOY}"]
+        with monkeypatch.context() as changed:
+            changed.setitem(module.SPECS, TASK, change(module.SPECS[TASK]))
+            after = build.fixture_files([TOY])
+        assert (after != before) == ("make release" in then), (row, then)
 
 
 def test_the_scan_for_the_toy_chapter_finds_a_module_that_names_it(monkeypatch, tmp_path):

@@ -34,36 +34,45 @@ def test_shared_code_names_no_task(path):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_each_chapter_has_its_public_and_hidden_module(chapter):
-    """Each side of a chapter ends with one spec per task: the public TaskSpec (probes, hints)
-    and the hidden HiddenSpec (cases, known mistakes), for exactly the course table's tasks."""
+def test_each_chapter_has_its_public_and_grader_s_module(chapter):
+    """Each side of a chapter ends with one spec per task: the public chapter module's TaskSpec
+    (probes, hints) and the grader's chapter module's GraderSpec (cases, known mistakes), for
+    exactly the course table's tasks."""
     from gptcourse.checking.chapters import TaskSpec
-    from grader.chapters import HiddenSpec, chapter_module as hidden_module, hidden_cases
+    from grader.chapters import GraderSpec, chapter_module as graders_module, hidden_cases
 
-    public, hidden = chapter_module(chapter), hidden_module(chapter)
+    public, graders = chapter_module(chapter), graders_module(chapter)
     ids = {t.id for t in tasks_of(chapter)}
-    assert set(public.SPECS) == ids and set(hidden.SPECS) == ids
+    assert set(public.SPECS) == ids and set(graders.SPECS) == ids
     for task in tasks_of(chapter):
         assert task.chapter == chapter
-        spec, secret = public.SPECS[task.id], hidden.SPECS[task.id]
-        assert isinstance(spec, TaskSpec) and isinstance(secret, HiddenSpec), task.id
+        spec, grader_spec = public.SPECS[task.id], graders.SPECS[task.id]
+        assert isinstance(spec, TaskSpec) and isinstance(grader_spec, GraderSpec), task.id
         kinds_used = {case.kind for case in hidden_cases(task.id, 1)}
         assert kinds_used and kinds_used <= set(spec.probes), task.id
-        assert secret.mistakes(), f"task {task.id} has no known mistakes"
+        assert grader_spec.mistakes(), f"task {task.id} has no known mistakes"
 
 
 def test_no_chapter_module_keeps_a_table_per_fact():
     """What a task is lives in its spec: the tables keyed by task id that the specs replaced
-    (PROBES and HINTS on the public side, _PUBLIC, _HIDDEN, _VARIANTS and the functions that
-    looked a task up in them on the hidden side) must not come back beside them."""
-    from grader.chapters import chapter_module as hidden_module
+    (PROBES and HINTS on the public side, _PUBLIC, _HIDDEN, _MISTAKES and the functions that
+    looked a task up in them on the grader's side) must not come back beside them."""
+    from grader.chapters import chapter_module as graders_module
 
     for chapter in CHAPTERS:
-        public, hidden = chapter_module(chapter), hidden_module(chapter)
+        public, graders = chapter_module(chapter), graders_module(chapter)
         assert not {"PROBES", "HINTS"} & set(vars(public)), chapter
-        left = {"_PUBLIC", "_HIDDEN", "_VARIANTS", "public_cases", "hidden_cases", "variants",
-                "expectation_extras", "case_for_device"} & set(vars(hidden))
+        left = {"_PUBLIC", "_HIDDEN", "_MISTAKES", "public_cases", "hidden_cases", "mistakes",
+                "expectation_extras", "case_for_device"} & set(vars(graders))
         assert not left, (chapter, left)
+
+
+def test_no_chapter_lacks_what_it_needs_outside_its_own_files():
+    """The tables kept by hand in the tests, a test file, GRADING_DATA, and what follows from the
+    master (a GPT-2 branch, a test of each picture): tests/chapter_entries.py names who lacks what."""
+    from chapter_entries import missing
+
+    assert missing() == {}
 
 
 def test_the_course_table_lists_every_task_once_in_course_order():
@@ -202,7 +211,7 @@ def test_the_grader_s_modules_import_each_other_without_a_cycle():
     assert not cycles, f"these grader modules are in an import cycle: {cycles}"
 
 
-def test_reference_package_and_hidden_chapters_are_found_by_name():
+def test_reference_package_and_grader_s_chapter_modules_are_found_by_name():
     from grader.reference import reference_earlier, reference_objects
 
     for task in TASKS:

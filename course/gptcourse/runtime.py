@@ -46,7 +46,7 @@ PEAK_FLOPS = {
     "H100": Peak(989e12, "bf16"),  # H100 SXM: 1,979 with sparsity
     "H200": Peak(989e12, "bf16"),  # H200 SXM: 1,979 with sparsity
     "A100": Peak(312e12, "bf16"),  # A100 (40 and 80 GB, SXM and PCIe): 624 with sparsity
-    # NVIDIA publishes no data sheet for the A10G (AWS's variant of the A10, the same GA102
+    # NVIDIA publishes no data sheet for the A10G (AWS's version of the A10, the same GA102
     # chip): this is the A10's, 250 with sparsity. Some sources give the A10G less; read its
     # MFU as approximate.
     "A10G": Peak(125e12, "bf16"),

@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 01 (working with text data)."""
+"""The grader's chapter module of chapter 01 (working with text data): its public and hidden
+cases and its known mistakes."""
 import functools
 import re
 
@@ -8,7 +9,7 @@ from torch.utils.data import DataLoader
 from gptcourse.data import read_text
 from gptcourse.checking.records import Case
 from gptcourse.tokenizer import get_encoding
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.reference import reference_object
 from grader.reference.ch01_text_data import TOKEN_PATTERN  # the notebook's setup cell, one source
 
@@ -101,7 +102,7 @@ def _hidden_1_1(rng):
     ]
 
 
-def _tokenizer_variant(split=TOKEN_PATTERN, keep_space=False, unknown="lookup", lowercase=False,
+def _mistaken_tokenizer(split=TOKEN_PATTERN, keep_space=False, unknown="lookup", lowercase=False,
                        decode_pattern=DECODE_PATTERN, joiner=" ", renumber=False):
     """SimpleTokenizerV2 with one thing changed: a known mistake."""
 
@@ -126,28 +127,28 @@ def _tokenizer_variant(split=TOKEN_PATTERN, keep_space=False, unknown="lookup", 
     return SimpleTokenizerV2
 
 
-def _variants_1_1():
+def _mistakes_1_1():
     return [
         ("decode keeps the space before punctuation: after joining with spaces, remove the spaces in front "
          "of , . : ; ? ! \" ( ) ' (re.sub(r'\\s+([,.:;?!\"()\\'])', r'\\1', text))",
-         _tokenizer_variant(decode_pattern=None)),
+         _mistaken_tokenizer(decode_pattern=None)),
         ("decode removes the space before , . ? ! \" ( ) ' but not before : and ; (the pattern of the first "
-         "tokenizer version)", _tokenizer_variant(decode_pattern=r'\s+([,.?!"()\'])')),
+         "tokenizer version)", _mistaken_tokenizer(decode_pattern=r'\s+([,.?!"()\'])')),
         ("decode joins the tokens without spaces: join them with \" \" and then remove only the spaces "
-         "before punctuation", _tokenizer_variant(joiner="")),
+         "before punctuation", _mistaken_tokenizer(joiner="")),
         ("the text is split on whitespace only, so punctuation stays attached to the words: split on "
-         "TOKEN_PATTERN", _tokenizer_variant(split=r"(\s)")),
+         "TOKEN_PATTERN", _mistaken_tokenizer(split=r"(\s)")),
         ("the pattern has no capturing group (...), so re.split drops the punctuation instead of keeping "
-         "it as tokens", _tokenizer_variant(split=r'[,.:;?_!"()\']|--|\s')),
-        ("'--' is not split off: the pattern needs the alternative |--", _tokenizer_variant(split=r'([,.:;?_!"()\']|\s)')),
+         "it as tokens", _mistaken_tokenizer(split=r'[,.:;?_!"()\']|--|\s')),
+        ("'--' is not split off: the pattern needs the alternative |--", _mistaken_tokenizer(split=r'([,.:;?_!"()\']|\s)')),
         ("whitespace pieces are kept as tokens: drop the pieces that are empty after .strip()",
-         _tokenizer_variant(keep_space=True)),
-        ("unknown words are dropped instead of becoming <|unk|>", _tokenizer_variant(unknown="skip")),
+         _mistaken_tokenizer(keep_space=True)),
+        ("unknown words are dropped instead of becoming <|unk|>", _mistaken_tokenizer(unknown="skip")),
         ("the id of <|unk|> is taken to be the last one (len(vocab) - 1): look it up in the vocabulary "
-         "instead, which need not be sorted", _tokenizer_variant(unknown="last")),
-        ("the text is lower-cased: the vocabulary is case-sensitive", _tokenizer_variant(lowercase=True)),
+         "instead, which need not be sorted", _mistaken_tokenizer(unknown="last")),
+        ("the text is lower-cased: the vocabulary is case-sensitive", _mistaken_tokenizer(lowercase=True)),
         ("encode numbers the tokens in the vocabulary's order (enumerate) instead of using the ids the "
-         "vocabulary gives them: str_to_int is the vocabulary itself", _tokenizer_variant(renumber=True)),
+         "vocabulary gives them: str_to_int is the vocabulary itself", _mistaken_tokenizer(renumber=True)),
     ]
 
 
@@ -177,7 +178,7 @@ def _hidden_1_2(rng):
     ]
 
 
-def _vocab_variant(split=TOKEN_PATTERN, order="sorted", specials=("<|endoftext|>", "<|unk|>"),
+def _mistaken_vocab(split=TOKEN_PATTERN, order="sorted", specials=("<|endoftext|>", "<|unk|>"),
                    specials_first=False, keep_space=False, lowercase=False, first_id=0, inverse=False):
     def build_vocab(text):
         text = text.lower() if lowercase else text
@@ -200,31 +201,31 @@ def _vocab_variant(split=TOKEN_PATTERN, order="sorted", specials=("<|endoftext|>
     return build_vocab
 
 
-def _variants_1_2():
+def _mistakes_1_2():
     return [
         ("the special tokens are missing: append '<|endoftext|>' and '<|unk|>' after the sorted tokens",
-         _vocab_variant(specials=())),
+         _mistaken_vocab(specials=())),
         ("only '<|unk|>' is appended: '<|endoftext|>' comes first, then '<|unk|>'",
-         _vocab_variant(specials=("<|unk|>",))),
+         _mistaken_vocab(specials=("<|unk|>",))),
         ("the special tokens are in the wrong order: '<|endoftext|>' first, then '<|unk|>'",
-         _vocab_variant(specials=("<|unk|>", "<|endoftext|>"))),
+         _mistaken_vocab(specials=("<|unk|>", "<|endoftext|>"))),
         ("the special tokens come first: they are appended after the sorted tokens",
-         _vocab_variant(specials_first=True)),
+         _mistaken_vocab(specials_first=True)),
         ("the special tokens are sorted together with the others: sort the text's tokens first, then "
-         "append the two special tokens", _vocab_variant(order="with_specials")),
+         "append the two special tokens", _mistaken_vocab(order="with_specials")),
         ("the tokens are not sorted (ids in order of first appearance): use sorted(set(tokens))",
-         _vocab_variant(order="first_seen")),
+         _mistaken_vocab(order="first_seen")),
         ("repeated tokens are not removed, so ids skip numbers: use sorted(set(tokens))",
-         _vocab_variant(order="all")),
+         _mistaken_vocab(order="all")),
         ("whitespace pieces are kept as tokens: drop the pieces that are empty after .strip()",
-         _vocab_variant(keep_space=True)),
+         _mistaken_vocab(keep_space=True)),
         ("the text is split on whitespace only, so punctuation stays attached to the words",
-         _vocab_variant(split=r"(\s)")),
+         _mistaken_vocab(split=r"(\s)")),
         ("the pattern has no capturing group, so re.split drops the punctuation",
-         _vocab_variant(split=r'[,.:;?_!"()\']|--|\s')),
-        ("the text is lower-cased: the vocabulary is case-sensitive", _vocab_variant(lowercase=True)),
-        ("the ids start at 1: they start at 0 (enumerate(tokens))", _vocab_variant(first_id=1)),
-        ("the vocabulary maps ids to tokens: build_vocab returns {token: id}", _vocab_variant(inverse=True)),
+         _mistaken_vocab(split=r'[,.:;?_!"()\']|--|\s')),
+        ("the text is lower-cased: the vocabulary is case-sensitive", _mistaken_vocab(lowercase=True)),
+        ("the ids start at 1: they start at 0 (enumerate(tokens))", _mistaken_vocab(first_id=1)),
+        ("the vocabulary maps ids to tokens: build_vocab returns {token: id}", _mistaken_vocab(inverse=True)),
     ]
 
 
@@ -266,7 +267,7 @@ def _hidden_1_3(rng):
     ]
 
 
-def _dataset_variant(end_offset=0, target="shifted", step="stride", swap=False):
+def _mistaken_dataset(end_offset=0, target="shifted", step="stride", swap=False):
     base = reference_object("1.3")
 
     class GPTDatasetV1(base):
@@ -287,21 +288,21 @@ def _dataset_variant(end_offset=0, target="shifted", step="stride", swap=False):
     return GPTDatasetV1
 
 
-def _variants_1_3():
+def _mistakes_1_3():
     return [
         ("the targets are the inputs themselves: they are the inputs shifted by one token, "
-         "token_ids[i + 1:i + max_length + 1]", _dataset_variant(target="same")),
+         "token_ids[i + 1:i + max_length + 1]", _mistaken_dataset(target="same")),
         ("the target windows are one token short: token_ids[i + 1:i + max_length + 1]",
-         _dataset_variant(target="short")),
+         _mistaken_dataset(target="short")),
         ("the windows start at every token: they start every `stride` tokens (range(..., stride))",
-         _dataset_variant(step="one")),
+         _mistaken_dataset(step="one")),
         ("stride is ignored: the windows start every max_length tokens instead of every `stride` tokens",
-         _dataset_variant(step="max_length")),
-        ("max_length and stride are swapped", _dataset_variant(swap=True)),
+         _mistaken_dataset(step="max_length")),
+        ("max_length and stride are swapped", _mistaken_dataset(swap=True)),
         ("the loop runs one window too far: the last target runs past the end of the text, "
-         "range(0, len(token_ids) - max_length, stride)", _dataset_variant(end_offset=1)),
+         "range(0, len(token_ids) - max_length, stride)", _mistaken_dataset(end_offset=1)),
         ("the loop stops one token early and can miss the last window: "
-         "range(0, len(token_ids) - max_length, stride)", _dataset_variant(end_offset=-1)),
+         "range(0, len(token_ids) - max_length, stride)", _mistaken_dataset(end_offset=-1)),
     ]
 
 
@@ -349,7 +350,7 @@ def _hidden_1_4(rng):
     ]
 
 
-def _loader_variant(defaults=None, force=None, swap=False, batch_of_window=False):
+def _mistaken_loader(defaults=None, force=None, swap=False, batch_of_window=False):
     """create_dataloader_v1 with other defaults, an argument not passed on, or sizes swapped."""
     signature = dict(batch_size=4, max_length=256, stride=128, shuffle=True, drop_last=True, num_workers=0)
     signature.update(defaults or {})
@@ -367,26 +368,26 @@ def _loader_variant(defaults=None, force=None, swap=False, batch_of_window=False
     return create_dataloader_v1
 
 
-def _variants_1_4():
+def _mistakes_1_4():
     # The defaults first: a student with other defaults passes every case that names its
     # arguments, so the default case is where the two kinds of mistake look alike.
     return [
         ("the default arguments differ from the signature: drop_last=True by default",
-         _loader_variant(defaults={"drop_last": False})),
+         _mistaken_loader(defaults={"drop_last": False})),
         ("the default arguments differ from the signature: max_length=256 and stride=128 by default",
-         _loader_variant(defaults={"max_length": 128, "stride": 256})),
+         _mistaken_loader(defaults={"max_length": 128, "stride": 256})),
         ("the default arguments differ from the signature: batch_size=4 by default",
-         _loader_variant(defaults={"batch_size": 8})),
+         _mistaken_loader(defaults={"batch_size": 8})),
         ("the default arguments differ from the signature: shuffle=True by default",
-         _loader_variant(defaults={"shuffle": False})),
+         _mistaken_loader(defaults={"shuffle": False})),
         ("drop_last is not passed on to the DataLoader (it always drops the last, incomplete batch)",
-         _loader_variant(force={"drop_last": True})),
+         _mistaken_loader(force={"drop_last": True})),
         ("drop_last is not passed on to the DataLoader (it never drops the last, incomplete batch)",
-         _loader_variant(force={"drop_last": False})),
-        ("batch_size is not passed on to the DataLoader", _loader_variant(force={"batch_size": 1})),
+         _mistaken_loader(force={"drop_last": False})),
+        ("batch_size is not passed on to the DataLoader", _mistaken_loader(force={"batch_size": 1})),
         ("the DataLoader gets batch_size=max_length: a batch holds batch_size windows",
-         _loader_variant(batch_of_window=True)),
-        ("max_length and stride are swapped when the dataset is made", _loader_variant(swap=True)),
+         _mistaken_loader(batch_of_window=True)),
+        ("max_length and stride are swapped when the dataset is made", _mistaken_loader(swap=True)),
     ]
 
 
@@ -441,7 +442,7 @@ def _embed_product(token_ids, tok_emb, pos_emb):
     return tok_emb(token_ids) * pos_emb(positions)
 
 
-def _variants_1_5():
+def _mistakes_1_5():
     return [
         ("the position embeddings are missing: add pos_emb(torch.arange(num_tokens))", _embed_without_positions),
         ("the position table is looked up with the token ids: look it up with the positions "
@@ -466,29 +467,29 @@ def _extras_1_3(case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "1.1": HiddenSpec(
+    "1.1": GraderSpec(
         public=_public_1_1,
         hidden=_hidden_1_1,
-        mistakes=_variants_1_1),
-    "1.2": HiddenSpec(
+        mistakes=_mistakes_1_1),
+    "1.2": GraderSpec(
         public=_public_1_2,
         hidden=_hidden_1_2,
-        mistakes=_variants_1_2),
-    "1.3": HiddenSpec(
+        mistakes=_mistakes_1_2),
+    "1.3": GraderSpec(
         public=_public_1_3,
         hidden=_hidden_1_3,
-        mistakes=_variants_1_3,
+        mistakes=_mistakes_1_3,
         extras=_extras_1_3),
-    "1.4": HiddenSpec(
+    "1.4": GraderSpec(
         public=_public_1_4,
         hidden=_hidden_1_4,
-        mistakes=_variants_1_4),
-    "1.5": HiddenSpec(
+        mistakes=_mistakes_1_4),
+    "1.5": GraderSpec(
         public=_public_1_5,
         hidden=_hidden_1_5,
-        mistakes=_variants_1_5),
+        mistakes=_mistakes_1_5),
 }

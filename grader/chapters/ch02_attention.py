@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 02 (attention and causal masking)."""
+"""The grader's chapter module of chapter 02 (attention and causal masking): its public and hidden
+cases and its known mistakes."""
 import functools
 
 import numpy as np
@@ -6,7 +7,7 @@ import torch
 
 from gptcourse.checking.chapters.ch02_attention import causal_attention_arguments, self_attention_arguments
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
 from grader.hidden.casekit import shape_label, subclass_with_forward
 
@@ -45,7 +46,7 @@ _causal = functools.partial(module_case, "2.5", construct=causal_attention_argum
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _simple_variant(**options):
+def _mistaken_simple_attention(**options):
     def simple_self_attention(inputs):
         return attend(inputs, inputs, inputs, causal=False, **options)
     return simple_self_attention
@@ -133,22 +134,22 @@ def _self_attention_forward(options):
 
 
 def causal_forward(options):
-    """CausalAttention.forward with attend()'s knobs: also used by chapter 03's hidden side."""
+    """CausalAttention.forward with attend()'s knobs: also used by chapter 03's grader's chapter module."""
     def forward(self, x):
         q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
         return attend(q, k, v, causal=True, dropout=self.dropout, d_in=x.shape[-1], **options)[1]
     return forward
 
 
-def _variants_2_1():
+def _mistakes_2_1():
     return [
         ("you return (context_vecs, attn_weights): the order is (attn_weights, context_vecs)", _simple_swapped),
         ("the scores are used without a softmax", _simple_no_softmax),
         ("the scores are divided by their sum instead of going through a softmax", _simple_normalised_by_sum),
         ("the attention weights are transposed in the weighted sum (use attn_weights @ inputs)", _simple_transposed_sum),
-        ("the softmax is taken over the wrong dimension: use the last one (dim=-1)", _simple_variant(scale="none", softmax_dim=-2)),
-        ("the softmax is taken over dim=0, which for a batch is the batch dimension: use dim=-1", _simple_variant(scale="none", softmax_dim=0)),
-        ("the scores are scaled: simple self-attention uses the raw dot products", _simple_variant(scale="sqrt_dk")),
+        ("the softmax is taken over the wrong dimension: use the last one (dim=-1)", _mistaken_simple_attention(scale="none", softmax_dim=-2)),
+        ("the softmax is taken over dim=0, which for a batch is the batch dimension: use dim=-1", _mistaken_simple_attention(scale="none", softmax_dim=0)),
+        ("the scores are scaled: simple self-attention uses the raw dot products", _mistaken_simple_attention(scale="sqrt_dk")),
     ]
 
 
@@ -158,7 +159,7 @@ SCALED_BY_SHAPE_0 = (dict(scale="sqrt_shape0"), "the scores are divided by sqrt(
                                                  "the width of the keys: keys.shape[-1]")
 
 
-def _variants_2_2():
+def _mistakes_2_2():
     extra = [
         SCALED_BY_SHAPE_0,
         (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of x @ W_value"),
@@ -168,7 +169,7 @@ def _variants_2_2():
     return [(m, subclass_with_forward("2.2", _self_attention_forward(o))) for o, m in SCALING + extra]
 
 
-def _variants_2_3():
+def _mistakes_2_3():
     extra = [
         SCALED_BY_SHAPE_0,
         (dict(no_values=True), "the value projection is missing: the weights multiply the inputs instead of W_value(x)"),
@@ -179,7 +180,7 @@ def _variants_2_3():
     return [(m, subclass_with_forward("2.3", _self_attention_forward(o))) for o, m in SCALING + extra]
 
 
-def _variants_2_4():
+def _mistakes_2_4():
     return [
         ("the future scores are set to 0 instead of -inf before the softmax", _weights_fn(mask="zero")),
         ("the mask is applied after the softmax without renormalising, so the rows do not sum to 1", _weights_fn(mask="after")),
@@ -193,16 +194,16 @@ def _variants_2_4():
     ]
 
 
-def _variants_2_5():
+def _mistakes_2_5():
     return [(m, subclass_with_forward("2.5", causal_forward(o))) for o, m in MASKING + SCALING]
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "2.1": HiddenSpec(
+    "2.1": GraderSpec(
         public=lambda rng: [
             _inputs_case(rng, None, inputs=TOY_INPUTS.copy()),
             _inputs_case(rng, (2, 5, 3)),
@@ -212,8 +213,8 @@ SPECS = {
             _inputs_case(rng, (1, 4, 6), dtype="float64"),
             _inputs_case(rng, (3, 7, 2)),
         ],
-        mistakes=_variants_2_1),
-    "2.2": HiddenSpec(
+        mistakes=_mistakes_2_1),
+    "2.2": GraderSpec(
         public=lambda rng: [
             _v1(rng, tokens=6, d_in=3, d_out=2),
             _v1(rng, tokens=5, d_in=4, d_out=3),
@@ -223,8 +224,8 @@ SPECS = {
             _v1(rng, tokens=4, d_in=6, d_out=3, dtype="float64"),
             _v1(rng, tokens=1, d_in=3, d_out=2),
         ],
-        mistakes=_variants_2_2),
-    "2.3": HiddenSpec(
+        mistakes=_mistakes_2_2),
+    "2.3": GraderSpec(
         public=lambda rng: [
             _v2(rng, tokens=6, d_in=3, d_out=2),
             _v2(rng, tokens=5, d_in=4, d_out=3, qkv_bias=True),
@@ -234,8 +235,8 @@ SPECS = {
             _v2(rng, tokens=4, d_in=6, d_out=3, qkv_bias=True, dtype="float64"),
             _v2(rng, tokens=3, d_in=4, d_out=4, qkv_bias=True),
         ],
-        mistakes=_variants_2_3),
-    "2.4": HiddenSpec(
+        mistakes=_mistakes_2_3),
+    "2.4": GraderSpec(
         public=lambda rng: [
             _scores_case(rng, (6, 6), d_k=2),
             _scores_case(rng, (2, 5, 5), d_k=3),
@@ -245,8 +246,8 @@ SPECS = {
             _scores_case(rng, (1, 7, 7), d_k=8),
             _scores_case(rng, (1, 1), d_k=5),
         ],
-        mistakes=_variants_2_4),
-    "2.5": HiddenSpec(
+        mistakes=_mistakes_2_4),
+    "2.5": GraderSpec(
         public=lambda rng: [
             _causal(rng, batch=2, tokens=6, d_in=3, d_out=2),
             _causal(rng, batch=1, tokens=4, d_in=5, d_out=3, context_length=7, qkv_bias=True),
@@ -258,6 +259,6 @@ SPECS = {
             _causal(rng, batch=1, tokens=1, d_in=3, d_out=2, context_length=4),
             _causal(rng, kind="dropout", batch=3, tokens=4, d_in=3, d_out=5, context_length=8, dropout=0.5),
         ],
-        mistakes=_variants_2_5,
+        mistakes=_mistakes_2_5,
         extras=functools.partial(dropout_internals, heads="single")),
 }

@@ -1,10 +1,11 @@
-"""Hidden cases and known mistakes of chapter 03 (multi-head attention)."""
+"""The grader's chapter module of chapter 03 (multi-head attention): its public and hidden
+cases and its known mistakes."""
 import functools
 
 import torch
 
 from gptcourse.checking.chapters.attention import multi_head_arguments
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.attention import dropout_internals, module_case, multi_head_mistakes
 from grader.hidden.casekit import subclass_with_forward
 
@@ -24,7 +25,7 @@ def _wrapper_forward(combine):
     return forward
 
 
-def _variants_3_1():
+def _mistakes_3_1():
     combine = [
         ("the heads are concatenated along the batch dimension (dim=0) instead of the last one", lambda outs: torch.cat(outs, dim=0)),
         ("the heads are concatenated along the token dimension (dim=1) instead of the last one", lambda outs: torch.cat(outs, dim=1)),
@@ -36,16 +37,16 @@ def _variants_3_1():
     return [(m, subclass_with_forward("3.1", _wrapper_forward(c))) for m, c in combine]
 
 
-def _variants_3_2():
+def _mistakes_3_2():
     return [(message, subclass_with_forward("3.2", forward)) for message, forward in multi_head_mistakes()]
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "3.1": HiddenSpec(
+    "3.1": GraderSpec(
         public=lambda rng: [
             _wrapper(rng, batch=2, tokens=6, d_in=3, d_out=2),
             _wrapper(rng, batch=1, tokens=4, d_in=5, d_out=3, num_heads=3, context_length=7, qkv_bias=True),
@@ -56,9 +57,9 @@ SPECS = {
             _wrapper(rng, batch=2, tokens=6, d_in=2, d_out=3, num_heads=4, dropout=0.3, dtype="float64"),
             _wrapper(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=2, num_heads=3, context_length=6, dropout=0.5),
         ],
-        mistakes=_variants_3_1,
+        mistakes=_mistakes_3_1,
         extras=functools.partial(dropout_internals, heads="wrapper")),
-    "3.2": HiddenSpec(
+    "3.2": GraderSpec(
         public=lambda rng: [
             _mha(rng, batch=2, tokens=6, d_in=3, d_out=4),
             _mha(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
@@ -72,6 +73,6 @@ SPECS = {
             _mha(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6, dropout=0.5),
             _mha(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
         ],
-        mistakes=_variants_3_2,
+        mistakes=_mistakes_3_2,
         extras=functools.partial(dropout_internals, heads="split")),
 }

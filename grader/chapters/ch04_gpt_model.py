@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 04 (a GPT model).
+"""The grader's chapter module of chapter 04 (a GPT model): its public and hidden
+cases and its known mistakes.
 
 Models are small (emb_dim 4 to 8, 2 heads, 1 to 3 layers, a vocabulary of tens of tokens) so
 that every value can be compared; the 124M configuration is counted on the meta device.
@@ -14,8 +15,8 @@ import torch.nn as nn
 
 from gptcourse.checking.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
-from grader.hidden.casekit import add_future_variant, module_arrays, module_weights, reference_module, subclass_with
+from grader.chapters import GraderSpec
+from grader.hidden.casekit import add_x_future, module_arrays, module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 from grader.reference.ch04_gpt_model import GPT_CONFIG_124M  # the notebook's setup cell, one source
 
@@ -71,7 +72,7 @@ def _module_case(task_id, rng, cfg, batch, tokens, dtype="float32", label_keys=(
     shape = (batch, tokens, cfg["emb_dim"])
     arrays = module_arrays(module, rng, shape, shape)
     if task_id == "4.4":
-        add_future_variant(arrays, args, rng)
+        add_x_future(arrays, args, rng)
     label = f"a batch of {batch} x {tokens} tokens x {cfg['emb_dim']} features, " \
             f"{_config_label(cfg, label_keys)}, {dtype}"
     return Case(task_id, "forward", label, args, arrays, dtype)
@@ -82,7 +83,7 @@ def _model_case(rng, cfg, batch, tokens, dtype="float32"):
     module = reference_module("4.5", config_arguments, args)
     arrays = module_arrays(module, rng, (batch, tokens), (batch, tokens, cfg["vocab_size"]))
     arrays["x"] = rng.integers(0, cfg["vocab_size"], size=(batch, tokens))
-    add_future_variant(arrays, args, rng, draw=lambda size: rng.integers(0, cfg["vocab_size"], size=size))
+    add_x_future(arrays, args, rng, draw=lambda size: rng.integers(0, cfg["vocab_size"], size=size))
     keys = ("vocab_size", "context_length", "emb_dim", "n_heads", "n_layers", "drop_rate", "qkv_bias")
     label = f"a batch of {batch} x {tokens} token ids, {_config_label(cfg, keys)}, {dtype}"
     return Case("4.5", "forward", label, args, arrays, dtype)
@@ -254,7 +255,7 @@ EPS_TOO_SMALL = ("eps is missing or smaller than the spec's 1e-5: divide by torc
                  "self.eps = 1e-5 (without it a row of equal values divides by 0)")
 
 
-def _variants_4_1():
+def _mistakes_4_1():
     ln = lambda **o: subclass_with("4.1", forward=_layer_norm_forward(**o))  # noqa: E731
     return [
         ("the variance is the unbiased one (divided by n - 1, torch.var's default): LayerNorm uses the "
@@ -282,7 +283,7 @@ def _gelu(formula):
     return subclass_with("4.2", forward=lambda self, x: formula(x))
 
 
-def _variants_4_2():
+def _mistakes_4_2():
     c = (2.0 / np.pi) ** 0.5
     return [
         ("nn.GELU() / F.gelu without approximate=\"tanh\": that is the exact (erf) GELU; the spec asks for "
@@ -297,6 +298,9 @@ def _variants_4_2():
         ("the cubic coefficient is 0.44715: it is 0.044715", _gelu(lambda x: 0.5 * x * (1 + torch.tanh(c * (x + 0.44715 * x**3))))),
         ("sqrt(pi / 2) is used instead of sqrt(2 / pi)",
          _gelu(lambda x: 0.5 * x * (1 + torch.tanh((np.pi / 2) ** 0.5 * (x + 0.044715 * x**3))))),
+        # The normal density's constant, 1 / sqrt(2 * pi), is the one students know by heart.
+        ("the constant is sqrt(2 * pi) (the normal density's) instead of sqrt(2 / pi): "
+         "math.sqrt(2 / math.pi)", _gelu(lambda x: 0.5 * x * (1 + torch.tanh((2 * np.pi) ** 0.5 * (x + 0.044715 * x**3))))),
         ("the sigmoid approximation x * sigmoid(1.702 x) is used: the spec asks for the tanh formula",
          _gelu(lambda x: x * torch.sigmoid(1.702 * x))),
         ("ReLU is used instead of GELU", _gelu(torch.relu)),
@@ -310,7 +314,7 @@ def _feed_forward_with(activation):
     return subclass_with("4.3", __init__=__init__)
 
 
-def _variants_4_3():
+def _mistakes_4_3():
     return [
         ("the activation is nn.GELU() without approximate=\"tanh\" (the exact erf form): use GELU() from "
          "Task 4.2, the tanh approximation", _feed_forward_with(nn.GELU)),
@@ -339,7 +343,7 @@ def _block_forward(post_norm=False, skip_att=False, skip_ff=False, parallel=Fals
     return forward
 
 
-def _variants_4_4():
+def _mistakes_4_4():
     block = lambda **o: subclass_with("4.4", forward=_block_forward(**o))  # noqa: E731
     return [
         ("LayerNorm comes after each sub-block and its add (post-norm): GPT-2 normalizes first "
@@ -372,7 +376,7 @@ def _model_forward(final_norm=True, positions="arange", softmax=False, tied=Fals
     return forward
 
 
-def _variants_4_5():
+def _mistakes_4_5():
     model = lambda **o: subclass_with("4.5", forward=_model_forward(**o))  # noqa: E731
     return [
         ("final_norm is never applied: normalize the blocks' output before out_head", model(final_norm=False)),
@@ -398,7 +402,7 @@ def _generate(crop="last", position=-1, no_grad=True):
     return generate_text_simple
 
 
-def _variants_4_6():
+def _mistakes_4_6():
     return [
         ("the context is not cropped: the model sees only the last context_size tokens, "
          "idx[:, -context_size:]", _generate(crop="none")),
@@ -410,11 +414,11 @@ def _variants_4_6():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "4.1": HiddenSpec(
+    "4.1": GraderSpec(
         public=lambda rng: [
             _layer_norm_case(rng, (2, 3, 5)),
             _layer_norm_case(rng, (2, 4, 6), spread=2.0, offset=3.0, special_rows=True),
@@ -425,16 +429,16 @@ SPECS = {
             _layer_norm_case(rng, (1, 1, 3), special_rows=False),
             _layer_norm_case(rng, (2, 2, 2, 8), dtype="float64", spread=0.1, offset=1.0, special_rows=True),
         ],
-        mistakes=_variants_4_1),
-    "4.2": HiddenSpec(
+        mistakes=_mistakes_4_1),
+    "4.2": GraderSpec(
         public=lambda rng: [_gelu_case(rng, (2, 3, 8)), _gelu_case(rng, (41,), grid=True, scale=1.5)],
         hidden=lambda rng: [
             _gelu_case(rng, (3, 4, 5), dtype="float64", scale=2.5),
             _gelu_case(rng, (1, 1, 7), scale=0.5),
             _gelu_case(rng, (2, 41), dtype="float64", grid=True, scale=4.0),
         ],
-        mistakes=_variants_4_2),
-    "4.3": HiddenSpec(
+        mistakes=_mistakes_4_2),
+    "4.3": GraderSpec(
         public=lambda rng: [
             _module_case("4.3", rng, config(emb_dim=4), 2, 3),
             _module_case("4.3", rng, config(emb_dim=6), 1, 5),
@@ -444,8 +448,8 @@ SPECS = {
             _module_case("4.3", rng, config(emb_dim=2), 2, 6),
             _module_case("4.3", rng, config(emb_dim=5), 1, 1),
         ],
-        mistakes=_variants_4_3),
-    "4.4": HiddenSpec(
+        mistakes=_mistakes_4_3),
+    "4.4": GraderSpec(
         public=lambda rng: [
             _module_case("4.4", rng, config(emb_dim=6, n_heads=3, context_length=5), 2, 4,
                          label_keys=("emb_dim", "n_heads", "context_length")),
@@ -462,9 +466,9 @@ SPECS = {
                          label_keys=("emb_dim", "n_heads", "context_length", "drop_rate")),
             _block_dropout_case(rng, emb_dim=6, batch=1, tokens=5, qkv_bias=True),
         ],
-        mistakes=_variants_4_4,
+        mistakes=_mistakes_4_4,
         extras=_extras_4_4),
-    "4.5": HiddenSpec(
+    "4.5": GraderSpec(
         public=lambda rng: [
             _model_case(rng, config(vocab_size=11, context_length=6, emb_dim=4, n_layers=2), 2, 5),
             _model_case(rng, config(vocab_size=9, context_length=5, emb_dim=6, n_heads=3, n_layers=1, qkv_bias=True), 1, 5),
@@ -482,9 +486,9 @@ SPECS = {
                        "a configuration with qkv_bias=True (vocab_size=1000, context_length=64, emb_dim=48, "
                        "n_heads=4, n_layers=3)"),
         ],
-        mistakes=_variants_4_5,
+        mistakes=_mistakes_4_5,
         extras=_extras_4_5),
-    "4.6": HiddenSpec(
+    "4.6": GraderSpec(
         public=lambda rng: [
             # The toy model only: in a notebook, a GPTModel here would be the student's own.
             _next_token_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
@@ -500,5 +504,5 @@ SPECS = {
             _gpt_generate_case(rng, batch=3, tokens=1, max_new_tokens=3, context_size=3, vocab_size=9,
                                context_length=4, n_layers=1),
         ],
-        mistakes=_variants_4_6),
+        mistakes=_mistakes_4_6),
 }

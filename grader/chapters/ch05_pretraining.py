@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 05 (pretraining).
+"""The grader's chapter module of chapter 05 (pretraining): its public and hidden
+cases and its known mistakes.
 
 Models are tiny (TinyLanguageModel of gptcourse.checking.chapters.toys, or a GPTModel of emb_dim 4 to 8 with a
 vocabulary of tens of tokens). Training cases run in float64 for a few steps, so any correct
@@ -17,8 +18,8 @@ import torch
 
 from gptcourse.checking.chapters.toys import TinyLanguageModel
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
-from grader.hidden.casekit import module_weights
+from grader.chapters import GraderSpec
+from grader.hidden.casekit import module_weights, reference_with_text_replaced
 from grader.reference import reference_object, reference_objects
 
 START_CONTEXTS = ("A+B=C", "X=Y+Z", "A;B?", "#A")  # GPT-2 ids all below 64
@@ -144,7 +145,7 @@ def _training_case(task_id, rng, model_args, train_sequences=6, val_sequences=4,
 
 
 def _observe_training(case, train_model):
-    """The observations of `train_model` (the reference's or a variant) on a training case."""
+    """The observations of `train_model` (the reference's or a known mistake's) on a training case."""
     from grader.hidden.expectations import seeded_probe  # the grader's own way of running the reference
     return seeded_probe({**reference_objects("5.7"), "train_model": train_model}, case)
 
@@ -289,49 +290,20 @@ def _extras_5_7(case):
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _train_model_with(clip_from="warmup_end", schedule=None, first_group_only=False):
-    """The reference train_model with one knob changed: clip_from "warmup_end" (the reference),
-    "after_warmup" (from the step after, the book's), "always", "never"; schedule(step,
-    total, warmup, peak, initial, min) replaces lr_at_step; first_group_only: the rate is set on
-    the optimizer's first parameter group only."""
-    reference = reference_objects("5.7")["train_model"]
-    namespace = dict(reference.__globals__)
-    lr_at_step = schedule or namespace["lr_at_step"]
-    clip = {"warmup_end": lambda step, warmup: step >= warmup, "after_warmup": lambda step, warmup: step > warmup,
-            "always": lambda step, warmup: True, "never": lambda step, warmup: False}[clip_from]
-    evaluate_model = namespace["evaluate_model"]
-    generate_and_print_sample = namespace["generate_and_print_sample"]
-    calc_loss_batch = namespace["calc_loss_batch"]
+# The training loops' known mistakes are the reference loop with one line changed: the loop is
+# written once, in the master (casekit.reference_with_text_replaced).
+CLIP_FROM = {"after_warmup": "if global_step > warmup_steps:", "always": "if True:", "never": "if False:"}
 
-    def train_model(model, train_loader, val_loader, optimizer, device, num_epochs, eval_freq, eval_iter,
-                    start_context, tokenizer, warmup_steps, initial_lr=3e-05, min_lr=1e-6):
-        train_losses, val_losses, track_tokens_seen, track_lrs = [], [], [], []
-        tokens_seen, global_step = 0, -1
-        peak_lr = optimizer.param_groups[0]["lr"]
-        total_steps = len(train_loader) * num_epochs
-        for _ in range(num_epochs):
-            model.train()
-            for input_batch, target_batch in train_loader:
-                optimizer.zero_grad()
-                global_step += 1
-                lr = lr_at_step(global_step, total_steps, warmup_steps, peak_lr, initial_lr, min_lr)
-                for group in optimizer.param_groups[:1] if first_group_only else optimizer.param_groups:
-                    group["lr"] = lr
-                track_lrs.append(lr)
-                calc_loss_batch(input_batch, target_batch, model, device).backward()
-                if clip(global_step, warmup_steps):
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
-                optimizer.step()
-                tokens_seen += input_batch.numel()
-                if global_step % eval_freq == 0:
-                    train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
-                    train_losses.append(train_loss)
-                    val_losses.append(val_loss)
-                    track_tokens_seen.append(tokens_seen)
-            generate_and_print_sample(model, tokenizer, device, start_context)
-        return train_losses, val_losses, track_tokens_seen, track_lrs
 
-    return train_model
+def _train_model_with(clip_from=None, first_group_only=False):
+    """The reference train_model with one line changed: clipping from the step after warmup (the
+    book's), always or never (CLIP_FROM); or the rate set on the first parameter group only."""
+    replacements = {}
+    if clip_from:
+        replacements["if global_step >= warmup_steps:"] = CLIP_FROM[clip_from]
+    if first_group_only:
+        replacements["for param_group in optimizer.param_groups:"] = "for param_group in optimizer.param_groups[:1]:"
+    return reference_with_text_replaced("5.7", "train_model", replacements)
 
 
 def _schedule_with(warmup_denominator=0, cosine_denominator=0, no_floor=False, linear_decay=False,
@@ -353,7 +325,7 @@ def _schedule_with(warmup_denominator=0, cosine_denominator=0, no_floor=False, l
     return lr_at_step
 
 
-def _variants_5_7():
+def _mistakes_5_7():
     names = reference_objects("5.7")
     return [
         ("the gradients are clipped during warmup too", dict(names, train_model=_train_model_with(clip_from="always"))),
@@ -379,7 +351,7 @@ def _variants_5_7():
     ]
 
 
-def _variants_5_1():
+def _mistakes_5_1():
     names = reference_objects("5.1")
 
     def no_batch_dim(text, tokenizer):
@@ -395,7 +367,7 @@ def _variants_5_1():
              dict(names, text_to_token_ids=ordinary))]
 
 
-def _variants_5_2():
+def _mistakes_5_2():
     def summed(input_batch, target_batch, model, device):
         logits = model(input_batch.to(device))
         return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.to(device).flatten(),
@@ -416,7 +388,7 @@ def _variants_5_2():
     ]
 
 
-def _variants_5_3():
+def _mistakes_5_3():
     calc_loss_batch = reference_object("5.2")
 
     def token_weighted(data_loader, model, device, num_batches=None):
@@ -469,49 +441,30 @@ def _variants_5_3():
     ]
 
 
-def _train_model_simple_with(eval_after_step=False, tokens="numel", reset_each_epoch=False):
-    """The reference loop with one knob changed: evaluate when (step + 1) % eval_freq == 0,
-    count tokens as sequences (shape[0]), or restart the step count every epoch."""
-    namespace = reference_object("5.4").__globals__
-    evaluate_model, calc_loss_batch = namespace["evaluate_model"], namespace["calc_loss_batch"]
-    generate_and_print_sample = namespace["generate_and_print_sample"]
-
-    def train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs, eval_freq, eval_iter,
-                           start_context, tokenizer):
-        train_losses, val_losses, track_tokens_seen = [], [], []
-        tokens_seen, global_step = 0, -1
-        for _ in range(num_epochs):
-            model.train()
-            if reset_each_epoch:
-                global_step = -1
-            for input_batch, target_batch in train_loader:
-                optimizer.zero_grad()
-                calc_loss_batch(input_batch, target_batch, model, device).backward()
-                optimizer.step()
-                tokens_seen += input_batch.numel() if tokens == "numel" else input_batch.shape[0]
-                global_step += 1
-                if (global_step + int(eval_after_step)) % eval_freq == 0:
-                    train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
-                    train_losses.append(train_loss)
-                    val_losses.append(val_loss)
-                    track_tokens_seen.append(tokens_seen)
-            generate_and_print_sample(model, tokenizer, device, start_context)
-        return train_losses, val_losses, track_tokens_seen
-
-    return train_model_simple
+def _train_model_simple_with(eval_after_step=False, tokens_as_rows=False, reset_each_epoch=False):
+    """The reference train_model_simple with one line changed: evaluate when (step + 1) % eval_freq
+    == 0, count tokens as sequences (shape[0]), or restart the step count every epoch."""
+    replacements = {}
+    if eval_after_step:
+        replacements["if global_step % eval_freq == 0:"] = "if (global_step + 1) % eval_freq == 0:"
+    if tokens_as_rows:
+        replacements["tokens_seen += input_batch.numel()"] = "tokens_seen += input_batch.shape[0]"
+    if reset_each_epoch:
+        replacements["model.train()"] = "model.train(); global_step = -1"
+    return reference_with_text_replaced("5.4", "train_model_simple", replacements)
 
 
-def _variants_5_4():
+def _mistakes_5_4():
     return [
         ("the evaluations come one step late: evaluate when global_step % eval_freq == 0, with global_step "
          "counted from 0 (the first evaluation right after the first step)", _train_model_simple_with(eval_after_step=True)),
-        ("tokens_seen counts sequences, not tokens: add input_batch.numel()", _train_model_simple_with(tokens="rows")),
+        ("tokens_seen counts sequences, not tokens: add input_batch.numel()", _train_model_simple_with(tokens_as_rows=True)),
         ("the step count starts again every epoch: keep one global_step across epochs",
          _train_model_simple_with(reset_each_epoch=True)),
     ]
 
 
-def _variants_5_5():
+def _mistakes_5_5():
     names = reference_objects("5.5")
 
     def model_only_save(model, optimizer, path):
@@ -562,7 +515,7 @@ def _load_weights_with(transpose=True, ln_swapped=False, tie=True):
     return load_weights_into_gpt
 
 
-def _variants_5_6():
+def _mistakes_5_6():
     return [
         ("the Conv1D weights are copied untransposed: GPT-2 stores them (in, out), nn.Linear (out, in), so take .T",
          _load_weights_with(transpose=False)),
@@ -574,11 +527,11 @@ def _variants_5_6():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "5.1": HiddenSpec(
+    "5.1": GraderSpec(
         public=lambda rng: [
             _encode_case("Every effort moves you"),
             _encode_case("Hello, do you like tea? <|endoftext|> In the sunlit terraces"),
@@ -592,9 +545,9 @@ SPECS = {
             _decode_case(_gpt2_ids(_random_text(rng, 10, special=True)), "the ids of a sentence with <|endoftext|>"),
             _decode_case([int(i) for i in rng.integers(0, 50257, size=12)], "12 random token ids"),
         ],
-        mistakes=_variants_5_1,
+        mistakes=_mistakes_5_1,
         for_device=_for_device),
-    "5.2": HiddenSpec(
+    "5.2": GraderSpec(
         public=lambda rng: [
             _batch_loss_case(rng, tiny(), 2, 4),
             _batch_loss_case(rng, tiny(vocab_size=11, emb_dim=4), 1, 6),
@@ -605,9 +558,9 @@ SPECS = {
             _batch_loss_case(rng, gpt(), 2, 6),
             _batch_loss_case(rng, gpt(n_layers=2, drop_rate=0.1), 1, 5, dtype="float64"),
         ],
-        mistakes=_variants_5_2,
+        mistakes=_mistakes_5_2,
         for_device=_for_device),
-    "5.3": HiddenSpec(
+    "5.3": GraderSpec(
         public=lambda rng: [
             _loader_loss_case(rng, tiny(), 4, 5, 2),
             _loader_loss_case(rng, tiny(), 5, 5, 2, num_batches=2),
@@ -621,9 +574,9 @@ SPECS = {
             _loader_loss_case(rng, tiny(vocab_size=19), 0, 4, 2, num_batches=3),
             _loader_loss_case(rng, gpt(), 4, 6, 2, num_batches=None),
         ],
-        mistakes=_variants_5_3,
+        mistakes=_mistakes_5_3,
         for_device=_for_device),
-    "5.4": HiddenSpec(
+    "5.4": GraderSpec(
         public=lambda rng: [_training_case("5.4", rng, tiny(vocab_size=64))],
         hidden=lambda rng: [
             _training_case("5.4", rng, tiny(vocab_size=64), num_epochs=1, eval_freq=1, eval_iter=2),
@@ -631,9 +584,9 @@ SPECS = {
             _training_case("5.4", rng, gpt(vocab_size=64, drop_rate=0.2), train_sequences=5, num_epochs=3, eval_freq=2,
                            eval_iter=1),
         ],
-        mistakes=_variants_5_4,
+        mistakes=_mistakes_5_4,
         for_device=_for_device),
-    "5.5": HiddenSpec(
+    "5.5": GraderSpec(
         public=lambda rng: [
             _checkpoint_case(rng, "file"),
             _checkpoint_case(rng, "file", with_optimizer=False, filename="model_only.pth"),
@@ -644,11 +597,11 @@ SPECS = {
             _checkpoint_case(rng, "file", with_optimizer=False, dtype="float64"),
             _checkpoint_case(rng, "unsafe", vocab_size=9),
         ],
-        mistakes=_variants_5_5,
+        mistakes=_mistakes_5_5,
         for_device=_for_device),
     # Loaded into GPT2Shaped (GPTModel's parameters under GPTModel's names): the self-check must
     # not depend on the student's own GPTModel (see docs/authoring.md); hidden cases use GPTModel.
-    "5.6": HiddenSpec(
+    "5.6": GraderSpec(
         public=lambda rng: [
             _weights_case(rng, {"n_layers": 2, "emb_dim": 6, "n_heads": 2, "vocab_size": 30, "context_length": 6},
                           shaped=True),
@@ -664,9 +617,9 @@ SPECS = {
             _mismatch_case(rng, "wpe", {"n_layers": 1, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
             _mismatch_case(rng, "ln_2", {"n_layers": 2, "emb_dim": 4, "n_heads": 2, "vocab_size": 20, "context_length": 6}),
         ],
-        mistakes=_variants_5_6,
+        mistakes=_mistakes_5_6,
         for_device=_for_device),
-    "5.7": HiddenSpec(
+    "5.7": GraderSpec(
         public=lambda rng: [
             _schedule_case("a short schedule", 20, 5, 0.01, 1e-4, 1e-5),
             _schedule_case("the notebook's kind of schedule", 30, 3, 6e-3, 6e-5, 6e-5),
@@ -684,7 +637,7 @@ SPECS = {
             _schedule_training_case(rng, gpt(vocab_size=64), (1.5, 2.0), train_sequences=6, num_epochs=2, eval_freq=2,
                                     eval_iter=1, lr=0.02, decay_groups=True),
         ],
-        mistakes=_variants_5_7,
+        mistakes=_mistakes_5_7,
         extras=_extras_5_7,
         for_device=_for_device),
 }

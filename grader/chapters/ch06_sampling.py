@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 06 (decoding and sampling).
+"""The grader's chapter module of chapter 06 (decoding and sampling): its public and hidden
+cases and its known mistakes.
 
 Filters (6.1 to 6.3) are compared exactly on many rows at once: temperatures near 0 and large,
 k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains and p = 0,
@@ -22,7 +23,7 @@ import torch
 
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.attention import attention_internals, dropout_internals, module_case, multi_head_mistakes
 from grader.hidden.casekit import module_weights, reference_module, subclass_with
 from grader.reference import reference_object
@@ -392,7 +393,7 @@ def _end_token_alternatives(case):
 # Known mistakes (messages complete "... is wrong — it looks like ...")
 # ------------------------------------------------------------------------------------------
 
-def _variants_6_1():
+def _mistakes_6_1():
     return [
         ("the logits are multiplied by the temperature instead of divided by it",
          lambda logits, temperature: torch.softmax(logits * temperature, dim=-1)),
@@ -409,7 +410,7 @@ def _variants_6_1():
     ]
 
 
-def _top_k_variant(mode):
+def _mistaken_top_k(mode):
     def top_k_logits(logits, k):
         values, indices = torch.topk(logits, k, dim=-1)
         if mode == "scatter":  # exactly k kept: ties at the k-th value lost
@@ -443,33 +444,33 @@ def _top_k_variant(mode):
     return top_k_logits
 
 
-def _variants_6_2():
+def _mistakes_6_2():
     return [
         ("logits equal to the k-th largest are dropped: keep every logit >= the k-th largest value "
-         "(ties at the k-th value stay); scattering topk's indices keeps exactly k", _top_k_variant("scatter")),
+         "(ties at the k-th value stay); scattering topk's indices keeps exactly k", _mistaken_top_k("scatter")),
         ("the k-th largest logit itself is removed (<= instead of <): keep logits >= the k-th value",
-         _top_k_variant("strict")),
+         _mistaken_top_k("strict")),
         ("the removed logits are set to 0 instead of -inf: 0 still has a probability after the softmax",
-         _top_k_variant("zero")),
+         _mistaken_top_k("zero")),
         ("the k-th values are taken as top_values[:, -1], of shape (batch,), which lines up with the "
          "vocabulary dimension instead of the rows: keep the dimension, top_values[..., -1:] (batch, 1)",
-         _top_k_variant("no_keepdim")),
+         _mistaken_top_k("no_keepdim")),
         ("the k largest values are returned instead of the whole row with the others set to -inf",
-         _top_k_variant("values")),
-        ("the k smallest logits are kept instead of the k largest", _top_k_variant("smallest")),
+         _mistaken_top_k("values")),
+        ("the k smallest logits are kept instead of the k largest", _mistaken_top_k("smallest")),
         ("the threshold is the k-th smallest logit: torch.kthvalue(logits, k) counts from the smallest; the "
          "k-th largest is torch.topk(logits, k, dim=-1).values[..., -1:] (or kthvalue(logits, n - k + 1))",
-         _top_k_variant("kthvalue")),
+         _mistaken_top_k("kthvalue")),
         ("the threshold is the (k+1)-th largest logit, off by one: in a descending sort the k-th largest is at "
-         "index k - 1, sorted[..., k - 1:k], so k + 1 logits stay", _top_k_variant("index_k")),
+         "index k - 1, sorted[..., k - 1:k], so k + 1 logits stay", _mistaken_top_k("index_k")),
         ("torch.topk is taken over dim=0, the rows of the batch: take the k largest of each row, over the last "
-         "dimension (the vocabulary), dim=-1", _top_k_variant("dim0")),
+         "dimension (the vocabulary), dim=-1", _mistaken_top_k("dim0")),
         ("one threshold is used for the whole batch (the smallest of all the top-k values): each row needs its "
-         "own k-th largest value, top_values[..., -1:]", _top_k_variant("batch_threshold")),
+         "own k-th largest value, top_values[..., -1:]", _mistaken_top_k("batch_threshold")),
     ]
 
 
-def _top_p_variant(mode):
+def _mistaken_top_p(mode):
     def top_p_logits(logits, p):
         probs = torch.softmax(logits, dim=0 if mode == "softmax_dim0" else -1)
         if mode == "logits":  # the sorted logits accumulated, no softmax
@@ -499,34 +500,34 @@ def _top_p_variant(mode):
     return top_p_logits
 
 
-def _variants_6_3():
+def _mistakes_6_3():
     return [
         ("every token is removed when p = 0: the most probable token has a mass of 0 before it, and 0 >= p "
          "then removes it too; keep the first token of the sorted order explicitly, so every row keeps at "
-         "least one", _top_p_variant("no_guard")),
+         "least one", _mistaken_top_p("no_guard")),
         ("the token whose probability makes the mass reach p is dropped: keep tokens while the mass "
-         "of the tokens ranked above them is still below p", _top_p_variant("exclusive_keep_first")),
+         "of the tokens ranked above them is still below p", _mistaken_top_p("exclusive_keep_first")),
         ("the token whose probability makes the mass reach p is dropped, and when the most probable token "
-         "alone passes p nothing is kept: at least one token must stay", _top_p_variant("exclusive")),
+         "alone passes p nothing is kept: at least one token must stay", _mistaken_top_p("exclusive")),
         ("the cumulative probability is taken in vocabulary order: sort the probabilities in descending "
          "order first (torch.sort(..., descending=True)) and map the decision back with the sorted indices",
-         _top_p_variant("unsorted")),
+         _mistaken_top_p("unsorted")),
         ("the removed logits are set to 0 instead of -inf: 0 still has a probability after the softmax",
-         _top_p_variant("zero")),
+         _mistaken_top_p("zero")),
         ("the logits come back in sorted order: each kept logit must stay in its place in the vocabulary "
-         "(scatter the decision back with the indices from torch.sort)", _top_p_variant("sorted_order")),
-        ("the least probable tokens are kept instead of the most probable", _top_p_variant("least_probable")),
+         "(scatter the decision back with the indices from torch.sort)", _mistaken_top_p("sorted_order")),
+        ("the least probable tokens are kept instead of the most probable", _mistaken_top_p("least_probable")),
         ("the probabilities are sorted in ascending order (torch.sort without descending=True), so the mass is "
          "accumulated from the least probable token and the least probable tokens are kept: sort with "
-         "descending=True", _top_p_variant("ascending")),
+         "descending=True", _mistaken_top_p("ascending")),
         ("the cumulative sum is taken over the logits instead of their probabilities: apply torch.softmax "
-         "(dim=-1) first, and accumulate the sorted probabilities", _top_p_variant("logits")),
+         "(dim=-1) first, and accumulate the sorted probabilities", _mistaken_top_p("logits")),
         ("the softmax is taken over dim=0, across the rows of the batch: each row's probabilities come from "
-         "its own logits, softmax over the last dimension (the vocabulary), dim=-1", _top_p_variant("softmax_dim0")),
+         "its own logits, softmax over the last dimension (the vocabulary), dim=-1", _mistaken_top_p("softmax_dim0")),
     ]
 
 
-def _generate_variant(crop=True, no_grad=True, stop="all", eos_scope="new"):
+def _mistaken_generate(crop=True, no_grad=True, stop="all", eos_scope="new"):
     def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, top_p=None, eos_id=None):
         prompt_length = idx.shape[1]
         for _ in range(max_new_tokens):
@@ -554,22 +555,22 @@ def _generate_variant(crop=True, no_grad=True, stop="all", eos_scope="new"):
     return generate
 
 
-def _variants_6_4():
+def _mistakes_6_4():
     return [
         ("the context is not cropped: the model sees only the last context_size tokens, idx[:, -context_size:]",
-         _generate_variant(crop=False)),
+         _mistaken_generate(crop=False)),
         ("an end token already in the prompt counts as produced: only the tokens generate adds count",
-         _generate_variant(eos_scope="all")),
+         _mistaken_generate(eos_scope="all")),
         ("generation stops as soon as one row has produced eos_id: stop only when every row has",
-         _generate_variant(stop="any")),
+         _mistaken_generate(stop="any")),
         ("generation did not stop although every row had produced eos_id, at different steps: only the current "
          "step's tokens are checked ((idx_next == eos_id).all()); remember which rows have produced it "
-         "(finished |= (idx_next == eos_id).squeeze(-1)) and stop once every row has", _generate_variant(eos_scope="step")),
-        ("eos_id is ignored: stop once every row has produced it", _generate_variant(stop="never")),
+         "(finished |= (idx_next == eos_id).squeeze(-1)) and stop once every row has", _mistaken_generate(eos_scope="step")),
+        ("eos_id is ignored: stop once every row has produced it", _mistaken_generate(stop="never")),
         ("the context is cropped to its first context_size tokens: the model must see the last ones, "
-         "idx[:, -context_size:] (the newest tokens are at the end)", _generate_variant(crop="first")),
+         "idx[:, -context_size:] (the newest tokens are at the end)", _mistaken_generate(crop="first")),
         ("the model runs with gradients enabled: call it inside `with torch.no_grad():`",
-         _generate_variant(no_grad=False)),
+         _mistaken_generate(no_grad=False)),
     ]
 
 
@@ -627,7 +628,7 @@ def _as_cache_forward(forward_of_3_2):
     return forward
 
 
-def _variants_6_5():
+def _mistakes_6_5():
     cache = lambda **o: subclass_with("6.5", forward=_cache_forward(**o))  # noqa: E731
     return [
         ("a chunk after cached tokens uses the mask's first rows: the new queries sit at positions "
@@ -652,11 +653,11 @@ def _variants_6_5():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "6.1": HiddenSpec(
+    "6.1": GraderSpec(
         public=lambda rng: [
             _temperature_case(rng, None, 1.0, logits=BOOK_LOGITS),
             _temperature_case(rng, None, 0.1, logits=BOOK_LOGITS),
@@ -671,8 +672,8 @@ SPECS = {
             _temperature_case(rng, (3, 9), 1.0, dtype="float64", minus_inf=3),
             _temperature_case(rng, (2, 12), 0.02, scale=4.0, minus_inf=1),
         ],
-        mistakes=_variants_6_1),
-    "6.2": HiddenSpec(
+        mistakes=_mistakes_6_1),
+    "6.2": GraderSpec(
         public=lambda rng: [
             _top_k_case(rng, None, 3, logits=BOOK_LOGITS),
             _top_k_case(rng, (4, 10), 3),
@@ -686,8 +687,8 @@ SPECS = {
             _top_k_case(rng, (2, 3, 9), 3),
             _top_k_case(rng, (11,), 11, ties=True),
         ],
-        mistakes=_variants_6_2),
-    "6.3": HiddenSpec(
+        mistakes=_mistakes_6_2),
+    "6.3": GraderSpec(
         public=lambda rng: [
             _top_p_case(rng, (9,), 0.6),
             _top_p_case(rng, (4, 10), 0.8),
@@ -704,8 +705,8 @@ SPECS = {
             _top_p_case(rng, (4, 9), 0.0, dtype="float64"),
             _top_p_case(rng, (2, 3, 6), 0.0, peaked=True),
         ],
-        mistakes=_variants_6_3),
-    "6.4": HiddenSpec(
+        mistakes=_mistakes_6_3),
+    "6.4": GraderSpec(
         public=lambda rng: [
             _greedy_case(rng, batch=2, tokens=4, max_new_tokens=3, context_size=3),
             _greedy_case(rng, batch=1, tokens=3, max_new_tokens=4, context_size=8, temperature=0.0, top_k=3),
@@ -730,9 +731,9 @@ SPECS = {
             _sample_case(rng, vocab=5, max_new_tokens=2, temperature=0.8, top_k=2, top_p=0.9),
             _order_case(rng),
         ],
-        mistakes=_variants_6_4,
+        mistakes=_mistakes_6_4,
         extras=_extras_6_4),
-    "6.5": HiddenSpec(
+    "6.5": GraderSpec(
         public=lambda rng: [
             _attention(rng, batch=2, tokens=6, d_in=3, d_out=4),
             _attention(rng, batch=1, tokens=4, d_in=5, d_out=6, num_heads=3, context_length=7, qkv_bias=True),
@@ -761,6 +762,6 @@ SPECS = {
             _train_steps_case(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=3, chunks=[[0, 1], [1, 2], [2, 5]],
                               dtype="float64"),
         ],
-        mistakes=_variants_6_5,
+        mistakes=_mistakes_6_5,
         extras=_extras_6_5),
 }

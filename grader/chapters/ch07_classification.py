@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 07 (fine-tuning for classification).
+"""The grader's chapter module of chapter 07 (fine-tuning for classification): its public and hidden
+cases and its known mistakes.
 
 - 7.1: small DataFrames of made-up messages (each text unique, so a row is known by its
   content), with an index that is not 0, 1, 2, ... (as after balancing). Split sizes are
@@ -21,7 +22,7 @@ import torch
 
 from gptcourse.checking.chapters.toys import ToyClassifier, ToyGPT
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.casekit import module_weights
 from grader.hidden.expectations import seeded_probe
 from grader.reference import reference_object, reference_objects
@@ -316,7 +317,7 @@ def _extras_7_1(case):
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _variants_7_1():
+def _mistakes_7_1():
     import pandas as pd
 
     names = reference_objects("7.1")
@@ -377,7 +378,7 @@ def _variants_7_1():
     ]
 
 
-def _variants_7_2():
+def _mistakes_7_2():
     base = reference_object("7.2")
 
     class PaddedAtStart(base):
@@ -415,7 +416,7 @@ def _variants_7_2():
     ]
 
 
-def _variants_7_3():
+def _mistakes_7_3():
     def head_frozen(model, num_classes, emb_dim):
         model.out_head = torch.nn.Linear(emb_dim, num_classes)
         for param in model.parameters():
@@ -456,7 +457,7 @@ def _variants_7_3():
     ]
 
 
-def _variants_7_4():
+def _mistakes_7_4():
     names = reference_objects("7.4")
 
     def first_token_loss(input_batch, target_batch, model, device):
@@ -525,7 +526,7 @@ def _classify_with(pad_at_start=False, crop_to_context=True, keep_last=False, la
     return classify_text
 
 
-def _variants_7_5():
+def _mistakes_7_5():
     return [
         ("the label is the other one: class 1 is spam (\"spam\" when the argmax is 1), and the prediction comes "
          "from the LAST token's logits, model(x)[:, -1, :]", _classify_with(labels=("spam", "not spam"))),
@@ -537,11 +538,11 @@ def _variants_7_5():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "7.1": HiddenSpec(
+    "7.1": GraderSpec(
         public=lambda rng: [
             _balance_case(rng, 14, 5),
             _split_case(rng, 37, 0.7, 0.1),
@@ -556,9 +557,9 @@ SPECS = {
             _split_case(rng, 10, 0.5, 0.5, label="10 rows, train_frac=0.5, validation_frac=0.5: no test rows"),
             _split_case(rng, 61, 0.7, 0.1),
         ],
-        mistakes=_variants_7_1,
+        mistakes=_mistakes_7_1,
         extras=_extras_7_1),
-    "7.2": HiddenSpec(
+    "7.2": GraderSpec(
         public=lambda rng: [
             _dataset_case(rng, 5, "padding to the longest message", odd=1),
             _dataset_case_cutting_some(rng, 6, "cutting and padding"),
@@ -572,8 +573,8 @@ SPECS = {
             _dataset_case(rng, 1, "a single message", pad_token_id=7),
             _dataset_case(rng, 4, "one token per message", odd=0, max_length=1),
         ],
-        mistakes=_variants_7_2),
-    "7.3": HiddenSpec(
+        mistakes=_mistakes_7_2),
+    "7.3": GraderSpec(
         public=lambda rng: [
             _head_case(rng, _toy_gpt(), 2),
             _head_case(rng, _toy_gpt(n_layers=2, emb_dim=4), 3, frozen_before=("tok_emb", "final_norm")),
@@ -587,8 +588,8 @@ SPECS = {
             _head_case(rng, _toy_gpt(n_layers=4), 5, frozen_before=("tok_emb", "pos_emb", "trf_blocks", "final_norm",
                                                                      "out_head")),
         ],
-        mistakes=_variants_7_3),
-    "7.4": HiddenSpec(
+        mistakes=_mistakes_7_3),
+    "7.4": GraderSpec(
         public=lambda rng: [
             _loss_case(rng, _toy(), 3, 5),
             _accuracy_case(rng, _toy(), 7, 6, 3),
@@ -605,8 +606,8 @@ SPECS = {
             _accuracy_case(rng, _toy(), 10, 5, 3, num_batches=None, flips=3),
             _accuracy_case(rng, _gpt_classifier(num_classes=3), 7, 6, 2, num_batches=3),
         ],
-        mistakes=_variants_7_4),
-    "7.5": HiddenSpec(
+        mistakes=_mistakes_7_4),
+    "7.5": GraderSpec(
         public=lambda rng: [
             _classify_case(rng, _toy(context_length=16), "Ok lor, see you at home", 10, "a short message, padded"),
             _classify_case(rng, _toy(context_length=16),
@@ -626,5 +627,5 @@ SPECS = {
             _classify_case(rng, _gpt_classifier(context_length=10, vocab_size=50257), _message(rng, "spam", words=3),
                            8, "a short message, padded, GPT-2's vocabulary", pad_token_id=5),
         ],
-        mistakes=_variants_7_5),
+        mistakes=_mistakes_7_5),
 }

@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 08 (LoRA).
+"""The grader's chapter module of chapter 08 (LoRA): its public and hidden
+cases and its known mistakes.
 
 - 8.1: forward cases with A and B copied in (B non-zero, so the output and the gradients of
   x, A and B all depend on every value), float32 and float64, batched and not; initialisation
@@ -18,7 +19,7 @@ import torch
 
 from gptcourse.checking.chapters.toys import NestedModel
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.hidden.casekit import module_weights, subclass_with
 from grader.reference import reference_object
 
@@ -115,7 +116,7 @@ def _count_case(rank, alpha=16, **cfg):
 # Known mistakes
 # ------------------------------------------------------------------------------------------
 
-def _variants_8_1():
+def _mistakes_8_1():
     import math
 
     def init_normal(self, in_dim, out_dim, rank, alpha):
@@ -160,7 +161,7 @@ def _variants_8_1():
     ]
 
 
-def _variants_8_2():
+def _mistakes_8_2():
     import copy
 
     lora_layer = reference_object("8.1")
@@ -185,7 +186,7 @@ def _variants_8_2():
     ]
 
 
-def _variants_8_3():
+def _mistakes_8_3():
     linear_with_lora = reference_object("8.2")
 
     def top_level_only(model, rank, alpha):
@@ -218,11 +219,11 @@ def _variants_8_3():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "8.1": HiddenSpec(
+    "8.1": GraderSpec(
         public=lambda rng: [
             _lora_case(rng, 4, 3, 2, 3.0, (2, 5)),  # alpha neither 1 nor rank: alpha, alpha / rank and 1 differ
             _init_case(512, 6, 16),
@@ -234,8 +235,8 @@ SPECS = {
             _init_case(1024, 4, 8, alpha=8.0),
             _init_case(256, 32, 64),
         ],
-        mistakes=_variants_8_1),
-    "8.2": HiddenSpec(
+        mistakes=_mistakes_8_1),
+    "8.2": GraderSpec(
         public=lambda rng: [
             _wrapped_case(rng, 4, 3, 2, 1.5, (2, 5)),
             _identity_case(rng, 5, 4, 2, 8.0),
@@ -246,8 +247,8 @@ SPECS = {
             _identity_case(rng, 8, 3, 4, 2.0, bias=False),
             _identity_case(rng, 4, 6, 2, 16.0, dtype="float64"),
         ],
-        mistakes=_variants_8_2),
-    "8.3": HiddenSpec(
+        mistakes=_mistakes_8_2),
+    "8.3": GraderSpec(
         public=lambda rng: [
             _replace_case(rng, 2, 2, 4.0),
         ],
@@ -258,5 +259,5 @@ SPECS = {
             _count_case(16),
             _count_case(8, n_layers=2),
         ],
-        mistakes=_variants_8_3),
+        mistakes=_mistakes_8_3),
 }

@@ -1,4 +1,5 @@
-"""Hidden cases and known mistakes of chapter 09 (instruction fine-tuning).
+"""The grader's chapter module of chapter 09 (instruction fine-tuning): its public and hidden
+cases and its known mistakes.
 
 - 9.1: entries with and without an input, an input of only whitespace (not empty: the section
   is there, the spec's "non-empty"), non-ASCII text, instructions and inputs over several lines,
@@ -12,7 +13,7 @@
   the first" would part ways.
 """
 from gptcourse.checking.records import Case
-from grader.chapters import HiddenSpec
+from grader.chapters import GraderSpec
 from grader.reference import reference_object
 
 # ------------------------------------------------------------------------------------------
@@ -81,7 +82,7 @@ PREAMBLE = ("Below is an instruction that describes a task. Write a response tha
             "request.")
 
 
-def _variants_9_1():
+def _mistakes_9_1():
     def with_response_header(entry):
         return reference_object("9.1")(entry) + "\n\n### Response:\n"
 
@@ -115,7 +116,7 @@ def _variants_9_1():
     ]
 
 
-def _variants_9_2():
+def _mistakes_9_2():
     import torch
 
     def collate(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None, device="cpu", *,
@@ -171,11 +172,11 @@ def _variants_9_2():
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's hidden cases and known mistakes, in one place (grader/chapters/__init__.py: HiddenSpec)
+# Each task's cases (public and hidden) and known mistakes, in one place (grader/chapters/__init__.py: GraderSpec)
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
-    "9.1": HiddenSpec(
+    "9.1": GraderSpec(
         public=lambda rng: [
             _with_input(rng, "an entry with an input"),
             _format_case(rng, "an entry whose input is empty"),
@@ -196,8 +197,8 @@ SPECS = {
                          instruction="Fill in {blank} and {{this}} in the template. "),
             _with_input(rng, "an entry with an extra key", rejected="A worse answer."),
         ],
-        mistakes=_variants_9_1),
-    "9.2": HiddenSpec(
+        mistakes=_mistakes_9_1),
+    "9.2": GraderSpec(
         public=lambda rng: [
             _collate_case(rng, [5, 2, 3], "uneven entries"),
             _collate_case(rng, [6, 3], "allowed_max_length shorter than the rows", allowed_max_length=4),
@@ -215,5 +216,5 @@ SPECS = {
                           ignore_index=-5),
             _collate_case(rng, [3, 8, 5], "another pad_token_id, a cut", pad_token_id=1, allowed_max_length=4),
         ],
-        mistakes=_variants_9_2),
+        mistakes=_mistakes_9_2),
 }

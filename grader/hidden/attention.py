@@ -1,11 +1,11 @@
-"""Hidden helpers shared by the attention chapters (02, 03): one attention routine with a knob
-per classic mistake, the messages of those mistakes, attention-module cases, and the
-eval-mode attention weights the dropout judge needs."""
+"""What the grader's chapter modules of the attention chapters (02, 03) share: one attention
+routine with a knob per classic mistake, the messages of those mistakes, attention-module
+cases, and the eval-mode attention weights the dropout judge needs."""
 import numpy as np
 import torch
 
 from gptcourse.checking.records import Case
-from grader.hidden.casekit import add_future_variant, module_arrays, reference_module, shape_label
+from grader.hidden.casekit import add_x_future, module_arrays, reference_module, shape_label
 
 NEG_INF = float("-inf")
 
@@ -141,7 +141,7 @@ def module_case(task_id, rng, construct, kind="forward", batch=2, tokens=6, dtyp
     module = reference_module(task_id, construct, args)
     arrays = module_arrays(module, rng, x_shape, x_shape[:-1] + (width,), overrides)
     if causal and kind == "forward":
-        add_future_variant(arrays, args, rng)
+        add_x_future(arrays, args, rng)
     order = ("d_in", "d_out", "num_heads", "context_length", "dropout", "qkv_bias")
     shown = {k: args[k] for k in sorted(args, key=lambda k: order.index(k) if k in order else len(order))
              if k != "causal_t" and not (k == "qkv_bias" and not args[k])}

@@ -1,5 +1,9 @@
-"""Building blocks for the hidden chapter modules (grader/chapters/chNN_*.py): seeded random
-generators, labels, module weights, known-mistake subclasses. Nothing here knows a task."""
+"""Building blocks for the grader's chapter modules (grader/chapters/chNN_*.py): seeded random
+generators, labels, module weights, known mistakes made from the reference (a subclass, or a
+function's text with one piece changed). Nothing here knows a task."""
+import inspect
+import textwrap
+
 import numpy as np
 
 from grader.reference import reference_object
@@ -58,7 +62,7 @@ def reference_module(task_id, construct, args):
     return reference_object(task_id)(*positional, **keywords)
 
 
-def add_future_variant(arrays, args, rng, draw=None):
+def add_x_future(arrays, args, rng, draw=None):
     """x_future: the same tokens up to position causal_t, new ones after it (causality check).
     draw(shape) makes the new ones (default: normal values; token ids need integers)."""
     x = arrays["x"]
@@ -78,3 +82,25 @@ def subclass_with(task_id, **methods):
 def subclass_with_forward(task_id, forward):
     """The reference class of a task with one thing changed in forward: a known mistake."""
     return subclass_with(task_id, forward=forward)
+
+
+def reference_with_text_replaced(task_id, name, replacements):
+    """The reference function `name` of a task, compiled again from its own source with pieces of
+    text replaced ({old: new}, each old piece found exactly once): a known mistake that is the
+    reference with a line changed, so that a long function (a training loop) is written once,
+    in the master, and not copied here. It runs in the reference module's namespace.
+
+    A master whose function no longer holds a piece fails here, naming it: the known mistake
+    must then be written again against the new text."""
+    reference = reference_object(task_id, name)
+    source = textwrap.dedent(inspect.getsource(reference))
+    for old, new in replacements.items():
+        found = source.count(old)
+        if found != 1:
+            raise ValueError(f"the reference {name} of task {task_id} holds {old!r} {found} times, not once: "
+                             f"its master changed; write this known mistake against the new text")
+        source = source.replace(old, new)
+    namespace = dict(reference.__globals__)
+    changed = ", ".join(f"{old!r} -> {new!r}" for old, new in replacements.items())
+    exec(compile(source, f"<the reference {name} with {changed}>", "exec"), namespace)
+    return namespace[name]

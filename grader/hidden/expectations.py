@@ -1,4 +1,4 @@
-"""What the grader expects on a case: the reference's observations and the known variants'.
+"""What the grader expects on a case: the reference's observations and the known mistakes'.
 
 Always computed on the CPU in the grading process itself (which never runs student code);
 a student's CUDA run is compared with the same CPU numbers, with the GPU tolerance. A case
@@ -10,16 +10,16 @@ import functools
 import torch
 
 from gptcourse.checking.probes import META, ProbeContext, run_probe
-from grader.chapters import expectation_extras, variants
+from grader.chapters import expectation_extras, mistakes
 from grader.reference import reference_earlier, reference_objects
 
 
 def expectations(case):
-    """(expected observations, known variants) where the variants are computed on first use.
+    """(expected observations, known mistakes) where the mistakes are observed on first use.
 
-    Variants are only needed to explain a failure, and computing them for every case costs
+    Known mistakes are only needed to explain a failure, and observing them on every case costs
     more than all the rest of grading, so they come as a memoised function:
-    variants() -> [(message, observations of a known wrong variant)].
+    mistakes() -> [(message, observations of the known mistake)].
     """
     if case.device == META:
         # The device pass records nothing; what it expects is that nothing goes wrong.
@@ -31,14 +31,14 @@ def expectations(case):
         raise RuntimeError(f"the reference fails on task {case.task}, {case.label} "
                            f"[{reference_case.device}]: {expected['error']}")
     expected.update(expectation_extras(reference_case))
-    return expected, functools.lru_cache(maxsize=None)(lambda: variant_observations(reference_case))
+    return expected, functools.lru_cache(maxsize=None)(lambda: mistake_observations(reference_case))
 
 
-def variant_observations(case):
+def mistake_observations(case):
     reference = reference_objects(case.task)
     first = next(iter(reference))
     observations = []
-    for message, obj in variants(case.task):
+    for message, obj in mistakes(case.task):
         names = {**reference, **obj} if isinstance(obj, dict) else {**reference, first: obj}
         observations.append((message, seeded_probe(names, case)))
     return observations

@@ -102,3 +102,43 @@ def test_the_gpt2_124m_configuration_has_gpt2_s_parameter_count():
         model = ch04.GPTModel(GPT2_124M_CONFIG)
     # 124,439,808 with the output head tied to the token embedding, as OpenAI's checkpoint has it
     assert count_parameters(model) - model.out_head.weight.numel() == 124_439_808
+
+
+# ------------------------------------------------------------------------------------------
+# The training loops' known mistakes come from the reference loop (issue 35)
+# ------------------------------------------------------------------------------------------
+
+LOOPS = ("train_model_simple", "train_model")
+
+
+def test_the_grader_s_chapter_module_writes_no_training_loop_of_its_own():
+    """Its known mistakes of 5.4 and 5.7 are the reference loop with a line changed: a copy of the
+    loop here could drift from the master's."""
+    import ast
+    import inspect
+
+    from grader.chapters import ch05_pretraining as graders
+
+    defined = {node.name for node in ast.walk(ast.parse(inspect.getsource(graders)))
+               if isinstance(node, ast.FunctionDef)}
+    assert not defined & set(LOOPS), defined & set(LOOPS)
+    loops = [obj for task in ("5.4", "5.7") for _, obj in graders.SPECS[task].mistakes()]
+    loops = [obj.get("train_model") if isinstance(obj, dict) else obj for obj in loops]
+    # The mistakes of 5.7's schedule keep the reference loop; the others change it.
+    made = [loop for loop in loops if getattr(loop, "__name__", None) in LOOPS and loop is not getattr(ch05, loop.__name__)]
+    assert len(made) == 6, made  # 3 of 5.4, 3 of 5.7
+    for loop in made:
+        assert loop.__code__.co_filename.startswith(f"<the reference {loop.__name__} with "), loop.__code__.co_filename
+
+
+def test_a_known_mistake_is_the_reference_with_its_text_replaced():
+    from grader.hidden.casekit import reference_with_text_replaced
+
+    from gptcourse.tokenizer import get_encoding
+
+    no_batch = reference_with_text_replaced("5.1", "text_to_token_ids", {".unsqueeze(0)": ""})
+    tokenizer = get_encoding()
+    assert ch05.text_to_token_ids("Every effort", tokenizer).shape == (1, 2)
+    assert no_batch("Every effort", tokenizer).shape == (2,)
+    with pytest.raises(ValueError, match="its master changed"):
+        reference_with_text_replaced("5.7", "train_model", {"a line the loop does not have": "pass"})

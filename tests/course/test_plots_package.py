@@ -15,24 +15,9 @@ import matplotlib
 
 matplotlib.use("Agg")  # draw into memory: no window, works without a display
 
-import nbformat  # noqa: E402
-
+from chapter_entries import names_imported_from_plots  # noqa: E402
 from factory import REPO  # noqa: E402
 from gptcourse import plots  # noqa: E402
-
-
-def names_imported_from_plots(notebook_path):
-    """The names a notebook's code cells import with ``from gptcourse.plots import ...``."""
-    names = set()
-    for cell in nbformat.read(notebook_path, as_version=4).cells:
-        if cell.cell_type != "code" or "gptcourse.plots" not in cell.source:
-            continue
-        # IPython's magics and shell escapes are not Python: leave those lines out.
-        code = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
-        for node in ast.walk(ast.parse(code)):
-            if isinstance(node, ast.ImportFrom) and node.module == "gptcourse.plots":
-                names |= {alias.name for alias in node.names}
-    return names
 
 
 def test_every_name_a_notebook_imports_from_plots_is_there():

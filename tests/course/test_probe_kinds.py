@@ -46,9 +46,9 @@ class ToyLinear(nn.Module):
 class ToyDropout(nn.Module):
     """99.2: twice the input, with dropout on the input."""
 
-    def __init__(self, p):
+    def __init__(self, probe):
         super().__init__()
-        self.drop = nn.Dropout(p)
+        self.drop = nn.Dropout(probe)
 
     def forward(self, x):
         return 2 * self.drop(x)
@@ -156,13 +156,13 @@ class ToyCounter(nn.Module):
         return torch.nn.functional.one_hot((ids + 1) % 5, 5).to(self.w.dtype) * self.w
 
 
-def _toy_extend_arguments(p):
-    p.kept["toy_model"] = p.module_input("model", ToyCounter())
-    return [p.kept["toy_model"], p.input("ids"), p.case.args["steps"]], {}
+def _toy_extend_arguments(probe):
+    probe.kept["toy_model"] = probe.module_input("model", ToyCounter())
+    return [probe.kept["toy_model"], probe.input("ids"), probe.case.args["steps"]], {}
 
 
-def _toy_record_grad_mode(p):
-    p.record_value("calls_with_grad", sum(p.kept["toy_model"].grad_enabled), "model calls with gradients")
+def _toy_record_grad_mode(probe):
+    probe.record_value("calls_with_grad", sum(probe.kept["toy_model"].grad_enabled), "model calls with gradients")
 
 
 def save_toy(tensors, path):
@@ -267,11 +267,11 @@ def _toy_dropout_judge(got, expected, case):
     return None if dropped else "in train mode nothing was ever dropped"
 
 
-def _toy_train_build(p):
-    model = p.name("ToyLinear")(2, 1)
-    p.load_state(model)
+def _toy_train_build(probe):
+    model = probe.name("ToyLinear")(2, 1)
+    probe.load_state(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    x, y = p.tensor("x"), p.tensor("y")
+    x, y = probe.tensor("x"), probe.tensor("y")
     return {"model": model, "optimizer": optimizer, "batches": [(x[i], y[i]) for i in range(len(x))]}
 
 
@@ -301,33 +301,33 @@ TOY_PROBES = {
     "99.1": {"forward": kinds.ModuleForward(lambda a: ([a["d_in"], a["d_out"]], {}), ("proj", "pos"))},
     "99.2": {"dropout": kinds.ModuleDropout(lambda a: ([a["p"]], {}), _toy_dropout_judge)},
     "99.3": {"raises": kinds.RaisesOnConstruct(lambda a: ([a["n"]], {}), "an odd size must be refused")},
-    "99.4": {"call": kinds.Function(lambda p: ([p.case.args["values"], p.case.args["text"]], {}))},
-    "99.5": {"call": kinds.Function(lambda p: ([p.input("scores", requires_grad=True)], {}),
+    "99.4": {"call": kinds.Function(lambda probe: ([probe.case.args["values"], probe.case.args["text"]], {}))},
+    "99.5": {"call": kinds.Function(lambda probe: ([probe.input("scores", requires_grad=True)], {}),
                                     outputs=(("filled", "the returned scores"),), tensors=True,
                                     grad_of="filled")},
-    "99.6": {"methods": kinds.Methods(lambda p: ([p.case.args["vocab"]], {}))},
-    "99.7": {"items": kinds.Dataset(lambda p: ([p.case.args["ids"], p.case.args["size"], p.case.args["stride"]], {}))},
-    "99.8": {"batches": kinds.Loader(lambda p: ([p.case.args["ids"], p.case.args["batch_size"]], {}))},
+    "99.6": {"methods": kinds.Methods(lambda probe: ([probe.case.args["vocab"]], {}))},
+    "99.7": {"items": kinds.Dataset(lambda probe: ([probe.case.args["ids"], probe.case.args["size"], probe.case.args["stride"]], {}))},
+    "99.8": {"batches": kinds.Loader(lambda probe: ([probe.case.args["ids"], probe.case.args["batch_size"]], {}))},
     "99.9": {"file": kinds.FileRoundTrip(
         "save_toy", "load_toy",
-        write=lambda p, save, path: save({"w": p.tensor("w")}, path),
-        read=lambda p, load, path: load(path))},
+        write=lambda probe, save, path: save({"w": probe.tensor("w")}, path),
+        read=lambda probe, load, path: load(path))},
     "99.10": {"train": kinds.TrainingLoop(_toy_train_build,
-                                          lambda p, fn, o: fn(o["model"], o["batches"], o["optimizer"]))},
-    "99.11": {"sample": kinds.Sampler(lambda p, fn: fn(p.tensor("probs"), p.case.args["draws"]))},
-    "99.12": {"batches": kinds.Loader(lambda p: ([p.case.args["ids"], 2, p.case.args["shuffle"]], {}))},
+                                          lambda probe, fn, o: fn(o["model"], o["batches"], o["optimizer"]))},
+    "99.11": {"sample": kinds.Sampler(lambda probe, fn: fn(probe.tensor("probs"), probe.case.args["draws"]))},
+    "99.12": {"batches": kinds.Loader(lambda probe: ([probe.case.args["ids"], 2, probe.case.args["shuffle"]], {}))},
     "99.13": {"call": kinds.Function(
-        lambda p: ([p.input("ids"), p.module_input("table", nn.Embedding(*p.case.arrays["state/table.weight"].shape))], {}),
+        lambda probe: ([probe.input("ids"), probe.module_input("table", nn.Embedding(*probe.case.arrays["state/table.weight"].shape))], {}),
         outputs=(("looked_up", "the returned embeddings"),), tensors=True, grad_of="looked_up")},
     "99.14": {"forward": kinds.ModuleForward(lambda a: ([a["dim"]], {}), initial_values=("scale",)),
               "size": kinds.ModuleSize(lambda a: ([a["dim"]], {"layers": a["layers"]}))},
     "99.15": {"call": kinds.Function(_toy_extend_arguments, outputs=(("ids", "the returned ids"),),
                                      device_pass=True, also=_toy_record_grad_mode)},
-    "99.16": {"train": kinds.TrainingLoop(_toy_train_build, lambda p, fn, o: fn(o["model"], o["batches"], o["optimizer"],
-                                                                                p.case.args["warmup"]),
+    "99.16": {"train": kinds.TrainingLoop(_toy_train_build, lambda probe, fn, o: fn(o["model"], o["batches"], o["optimizer"],
+                                                                                probe.case.args["warmup"]),
                                           spy=True, optimizer_view=True)},
     "99.17": {"rates": kinds.Repeated(what="the rates")},
-    "99.18": {"raises": kinds.RaisesOnCall(lambda p: ([p.tensor("values"), p.case.args["shape"]], {}),
+    "99.18": {"raises": kinds.RaisesOnCall(lambda probe: ([probe.tensor("values"), probe.case.args["shape"]], {}),
                                            message_ok=lambda text, case: "values" in text,
                                            messages={"raised": "values of the wrong shape were accepted",
                                                      "message_ok": "the error does not name the values"})},
@@ -959,9 +959,9 @@ def test_sampler_names_the_known_wrong_distribution_the_counts_fit_best():
 
 
 def test_sampler_names_the_drawing_step_even_when_its_call_prepares_a_model_first(monkeypatch):
-    def call(p, fn):
-        model = p.module_input("model", nn.Linear(2, 2))  # names its own step
-        return fn(p.tensor("probs"), p.case.args["draws"], model)
+    def call(probe, fn):
+        model = probe.module_input("model", nn.Linear(2, 2))  # names its own step
+        return fn(probe.tensor("probs"), probe.case.args["draws"], model)
 
     def broken(probs, n, model):
         raise ValueError("no samples today")

@@ -48,7 +48,7 @@ def test_no_chapter_module_imports_another_chapter_s_module(path):
     others = sorted({m for m in _imported_modules(path) if _chapter_of(m) not in (None, own)})
     assert not others, (f"{path.relative_to(REPO)} imports {others}: move what chapters share to "
                         f"gptcourse/checking/chapters/toys.py (models), chapters/attention.py (attention probes) or "
-                        f"grader/hidden/ (hidden cases and mistakes)")
+                        f"grader/hidden/ (the grader's cases and known mistakes)")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -65,6 +65,39 @@ def test_a_working_host_reports_ready_and_its_stderr_is_drained():
     assert host.process.poll() is not None and isinstance(host.stderr_tail(), str)
 
 
+# A stand-in host (no torch): says it is ready, then answers every job with an empty worker
+# message and its own time, 0.25 s, as worker_host.run_request does.
+STANDIN_HOST = r"""
+import json, os, struct
+def read_frame():
+    header = os.read(0, 8)
+    return os.read(0, struct.unpack(">Q", header)[0]) if len(header) == 8 else None
+def write_frame(value):
+    data = json.dumps(value).encode()
+    os.write(1, struct.pack(">Q", len(data)) + data)
+write_frame({"ready": True})
+while read_frame() is not None:
+    message = json.dumps({"fatal": None, "observations": []})
+    write_frame({"outcome": {"message": message}, "ended_processes": 0, "seconds": 0.25})
+"""
+
+
+def test_a_reply_observer_sees_each_job_s_reply_with_the_host_s_own_seconds(monkeypatch):
+    """pool.reply_observers: what benchmarks/classbench/profiling.py reads the hosts' times from."""
+    monkeypatch.setattr(sandbox, "host_command", lambda isolation: ([sys.executable, "-c", STANDIN_HOST],
+                                                                    {"PATH": os.environ.get("PATH", "")}))
+    seen = []
+    monkeypatch.setattr(pool, "reply_observers", [lambda job, reply: seen.append((job, reply))])
+    workers = pool.WorkerPool(NO_SANDBOX, 1)
+    try:
+        finished = list(workers.run([("first", {"task": "a"}), ("second", {"task": "b"})], timeout=30, memory_mb=100))
+    finally:
+        workers.close()
+    assert [item for item, _ in finished] == ["first", "second"]
+    assert all(outcome["result"]["observations"] == [] for _, outcome in finished)
+    assert [(job["task"], reply["seconds"]) for job, reply in seen] == [("a", 0.25), ("b", 0.25)]
+
+
 # ------------------------------------------------------------------------------------------
 # Nothing touches a GPU before fork
 # ------------------------------------------------------------------------------------------

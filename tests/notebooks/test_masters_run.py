@@ -12,11 +12,15 @@ from gptcourse.checking.course import chapters
 from gptcourse.checking.tasks import CHAPTERS
 
 # What a chapter's run must print besides its checks, by the device the notebook runs on
-# (gptcourse.get_device(): the GPU when there is one). Chapter 05's CPU run brings the training
-# loss on the-verdict below 1 (the issue's target for the CPU run); its GPU run is another run
-# (GPT-2's shape on tinyshakespeare, three epochs) that prints its loss and speed.
-EXPECTED_OUTPUT = {"05_pretraining": {"cpu": ["final training loss", "(below 1)", "tokens per second"],
+# (gptcourse.get_device(): the GPU when there is one); {}: nothing beyond its checks. Every chapter
+# has an entry, so that a new one is decided on (tests/chapter_entries.py names a chapter without).
+# Chapter 05's CPU run brings the training loss on the-verdict below 1 (the issue's target for the
+# CPU run); its GPU run is another run (GPT-2's shape on tinyshakespeare, three epochs) that
+# prints its loss and speed.
+EXPECTED_OUTPUT = {"01_text_data": {}, "02_attention": {}, "03_multihead_attention": {}, "04_gpt_model": {},
+                   "05_pretraining": {"cpu": ["final training loss", "(below 1)", "tokens per second"],
                                       "cuda": ["final training loss", "tokens per second", "MFU (model FLOPs"]},
+                   "06_sampling": {}, "07_classification": {}, "08_lora": {},
                    # Chapter 09 answers every test instruction and scores the answers.
                    # (and splits as its text says: the book's training set, 55 to test, 110 to validate)
                    "09_instruction": {"cpu": ["training 935, validation 110, test 55 entries", "55 responses saved to",
@@ -25,7 +29,7 @@ EXPECTED_OUTPUT = {"05_pretraining": {"cpu": ["final training loss", "(below 1)"
 
 def expected_output(chapter, device_type):
     """What the master must print when it runs on a device of this type (mps: as the CPU)."""
-    expected = EXPECTED_OUTPUT.get(chapter, {})
+    expected = EXPECTED_OUTPUT[chapter]
     return expected.get(device_type, expected.get("cpu", []))
 
 

@@ -2,7 +2,7 @@
 
 `judge` compares what a probe observed on the student's code (`got`) with what it observed
 on the reference (`expected`). When they differ it tries, in order:
-1. a known wrong variant whose observations match the student's ("looks like you ...");
+1. a known mistake whose observations match the student's ("looks like you ...");
 2. a property check that explains the symptom (rows not summing to 1, future tokens
    leaking into the past, ...);
 3. the plain difference (shape, largest difference and where).
@@ -327,29 +327,29 @@ def property_hint(task_id, key, got_obs, expected_obs, case):
 
 # ------------------------------------------------------------------------------------------
 
-def judge(task_id, case, got, expected, variants=()):
+def judge(task_id, case, got, expected, mistakes=()):
     """None when `got` matches `expected`; otherwise one message for the student.
 
-    variants: (message, observations) pairs of known wrong implementations on the same case,
-    or a function returning them (called only when something is wrong).
+    mistakes: (message, observations) pairs of the known mistakes on the same case, or a
+    function returning them (called only when something is wrong).
     """
-    return judge_finding(task_id, case, got, expected, variants)[0]
+    return judge_finding(task_id, case, got, expected, mistakes)[0]
 
 
-def judge_detail(task_id, case, got, expected, variants=()):
+def judge_detail(task_id, case, got, expected, mistakes=()):
     """(message or None, whether the problem is an exception the code raised)."""
-    problem, finding = judge_finding(task_id, case, got, expected, variants)
+    problem, finding = judge_finding(task_id, case, got, expected, mistakes)
     return problem, bool(finding and finding.kind == "error")
 
 
-def judge_finding(task_id, case, got, expected, variants=()):
+def judge_finding(task_id, case, got, expected, mistakes=()):
     """(message, Finding), or (None, None) when `got` is right.
 
     expected["internals/alternatives"], when present, lists the observations of other
     readings of the spec that are just as right (where it leaves a detail open): matching
     any of them passes; the message is still the one against the reference.
     """
-    problem, finding = _judge_against(task_id, case, got, expected, variants)
+    problem, finding = _judge_against(task_id, case, got, expected, mistakes)
     if problem and finding.kind != "error":
         for alternative in expected.get("internals/alternatives", ()):
             if _judge_against(task_id, case, got, alternative, ())[0] is None:
@@ -357,7 +357,7 @@ def judge_finding(task_id, case, got, expected, variants=()):
     return problem, finding
 
 
-def _judge_against(task_id, case, got, expected, variants):
+def _judge_against(task_id, case, got, expected, mistakes):
     task = get_task(task_id)  # unknown ids fail loudly
     kind = kind_of(case)
     # A function that returned None explains everything after it: say that first.
@@ -369,7 +369,7 @@ def _judge_against(task_id, case, got, expected, variants):
     # A changed input explains the wrong outputs that follow from it: report it first.
     for key, want in expected.items():
         if key.startswith("after/") and key in got and not _close(got[key], want, case.device):
-            return _explain(task.id, kind, key, got[key], want, got, expected, case, variants)
+            return _explain(task.id, kind, key, got[key], want, got, expected, case, mistakes)
     for key, want in expected.items():
         if key.startswith("internals/"):
             continue
@@ -386,7 +386,7 @@ def _judge_against(task_id, case, got, expected, variants):
                                                               difference="could not be observed")
         have = got[key]
         if not _close(have, want, case.device):
-            return _explain(task.id, kind, key, have, want, got, expected, case, variants)
+            return _explain(task.id, kind, key, have, want, got, expected, case, mistakes)
     if "error" in got and "error" not in expected:
         return error_finding(got["error"], task.id)
     return None, None
@@ -401,7 +401,7 @@ def _owned_finding(task_id, key, problem):
     return Finding("wrong result", observed=observed, difference=problem.removeprefix(f"{name}: "))
 
 
-def _explain(task_id, kind, key, have, want, got, expected, case, variants):
+def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
     """(message, Finding) for one observation that differs from the reference's."""
     name = key_name(task_id, key)
     wrong = Finding("wrong result", observed=name)
@@ -419,10 +419,10 @@ def _explain(task_id, kind, key, have, want, got, expected, case, variants):
             replace(wrong, difference="changed its input in place")
     if key in kind.messages:
         return kind.messages[key], replace(wrong, difference=kind.messages[key])
-    # A gradient that never arrived says more than any variant that also lacks one.
+    # A gradient that never arrived says more than any known mistake that also lacks one.
     cut_graph = have is None and isinstance(want, np.ndarray)
-    for message, variant_obs in ([] if cut_graph else variants() if callable(variants) else variants):
-        if key in variant_obs and _close(have, variant_obs[key], case.device):
+    for message, mistake_obs in ([] if cut_graph else mistakes() if callable(mistakes) else mistakes):
+        if key in mistake_obs and _close(have, mistake_obs[key], case.device):
             return f"{name}: wrong — it looks like {message}", Finding("known mistake", observed=name, mistake=message)
     hint = property_hint(task_id, key, got, expected, case)
     difference, sort = _difference(name, have, want)

@@ -140,9 +140,9 @@ class ProbeContext:
 class Probe:
     """The state of one probe run: the case, its context, the observations so far, the step.
 
-    A kind's probe(p) and the callbacks a chapter module gives the kind get this object. Its
+    A kind's probe(probe) and the callbacks a chapter module gives the kind get this object. Its
     attributes are fixed (__slots__): what one callback must leave for a later one (a model
-    built in `build`, a DataFrame before the call) goes into `p.kept`, a dict, by name.
+    built in `build`, a DataFrame before the call) goes into `probe.kept`, a dict, by name.
     """
 
     __slots__ = ("case", "ctx", "obs", "step", "dtype", "device", "meta", "inputs", "cpu_inputs", "modules",
@@ -160,7 +160,7 @@ class Probe:
         self.cpu_inputs = {}  # name -> a tensor handed over on the CPU, for the code to move (cpu_input)
         self.modules = {}  # name -> a module handed to the code under test (see module_input)
         self.kept = {}  # what a callback keeps for a later one, by name
-        self.result = None  # what the function under test returned (kinds.Function, for its also(p))
+        self.result = None  # what the function under test returned (kinds.Function, for its also(probe))
 
     # -- the objects under test -------------------------------------------------------------
     @property

@@ -102,8 +102,8 @@ def check(task_id, *objects, earlier=None):
     for device in _devices():
         for entry in entries:
             case = records.Case.from_data(entry["case"]).on(device)
-            variants = [(v["message"], v["observations"]) for v in entry["variants"]]
-            runs += _check_case(task, name, names, case, entry["expected"], variants, context)
+            mistakes = [(m["message"], m["observations"]) for m in entry["mistakes"]]
+            runs += _check_case(task, name, names, case, entry["expected"], mistakes, context)
             if device == "cpu" and device_pass_supported(case):
                 # Once more on the meta device: catches tensors created on the CPU in forward.
                 runs += _check_case(task, name, names, case.on(META), {}, [], context)
@@ -112,9 +112,9 @@ def check(task_id, *objects, earlier=None):
           f"The hidden tests try more shapes and settings.")
 
 
-def _check_case(task, name, names, case, expected, variants, context):
+def _check_case(task, name, names, case, expected, mistakes, context):
     got = run_probe(names, case, context)
-    problem = judge(task.id, case, got, expected, variants)
+    problem = judge(task.id, case, got, expected, mistakes)
     if problem:
         raise SelfCheckFailed(
             f"Task {task.id} ({name}) failed on {case.label} [{case.device}]:\n{problem}"

@@ -15,7 +15,8 @@ Modules shared by several chapters hold what those chapters have in common: atte
 (the attention chapters' probes and hints) and toys.py (the small models the probes run,
 which the hidden cases build too). A chapter module imports from these, never from another
 chapter's module.
-Nothing here is secret: the hidden cases and known mistakes live in grader/chapters/.
+Nothing here is secret: the cases and known mistakes live in the grader's chapter modules
+(grader/chapters/).
 """
 from dataclasses import dataclass
 from typing import Callable, Mapping, Tuple

@@ -130,7 +130,7 @@ def dropout_problem(got, expected, case):
     a head's output sum_j m_j * A[t, j] * V[j] / (1 - p) for some 0/1 pattern m. We try all
     patterns (rows are short), so any random-number usage is accepted; dropout applied
     anywhere else (scores, context vectors, output) produces rows no pattern explains.
-    The hidden side puts A and V of every head in expected["internals/weights"|"values"].
+    The grader's side puts A and V of every head in expected["internals/weights"|"values"].
     """
     tokens = expected["internals/values"].shape[2]
     passes = []
@@ -147,7 +147,7 @@ def dropped_weights_problem(outputs, expected, case):
     shape (batch, len(positions), heads * head_dim) holding those positions' rows (a chunk fed
     to a cache holds the positions start .. end - 1). None when every row is explained and some
     weight was dropped; None too for an output of the wrong shape (the plain comparison says so)."""
-    p = case.args["dropout"]
+    rate = case.args["dropout"]
     weights = expected["internals/weights"]  # (B, H, T, T)
     values = expected["internals/values"]  # (B, H, T, head_dim)
     batch, heads, _, head_dim = values.shape
@@ -158,14 +158,14 @@ def dropped_weights_problem(outputs, expected, case):
             return None
         for b, h, (i, t) in itertools.product(range(batch), range(heads), enumerate(positions)):
             row = out[b, i, h * head_dim:(h + 1) * head_dim]
-            pattern = _matching_pattern(row, weights[b, h, t, : t + 1], values[b, h, : t + 1], p, rtol, atol)
+            pattern = _matching_pattern(row, weights[b, h, t, : t + 1], values[b, h, : t + 1], rate, rtol, atol)
             if pattern is None:
                 full = weights[b, h, t] @ values[b, h]
                 if np.allclose(row, full, rtol=rtol, atol=atol):  # the eval-mode row, nothing dropped or scaled
-                    return (f"in train mode with dropout={p} the output is the eval-mode output: no attention "
+                    return (f"in train mode with dropout={rate} the output is the eval-mode output: no attention "
                             f"weight was dropped. Apply dropout to the attention weights after the softmax "
                             f"(self.dropout(attn_weights)) on every path through forward, with the rate passed on")
-                elementwise = np.all(np.isclose(row, 0, atol=atol) | np.isclose(row, full / (1 - p), rtol=rtol, atol=atol))
+                elementwise = np.all(np.isclose(row, 0, atol=atol) | np.isclose(row, full / (1 - rate), rtol=rtol, atol=atol))
                 if elementwise:
                     return ("dropout is applied to the context vectors (or the output), not to the "
                             "attention weights: apply it to attn_weights right after the softmax")
@@ -175,15 +175,15 @@ def dropped_weights_problem(outputs, expected, case):
             dropped += pattern.count(0)
     if dropped == 0:
         return ("in train mode with dropout={} no attention weight was ever dropped: is dropout "
-                "applied (self.dropout(attn_weights)) and is the dropout rate passed on?".format(p))
+                "applied (self.dropout(attn_weights)) and is the dropout rate passed on?".format(rate))
     return None
 
 
-def _matching_pattern(row, weights, values, p, rtol, atol):
+def _matching_pattern(row, weights, values, rate, rtol, atol):
     """The first 0/1 pattern (in itertools.product((1, 0), ...) order) whose kept weights give
     `row`, or None. All patterns are tried at once: one matrix product instead of a loop."""
     patterns = _patterns(len(weights))
-    candidates = (patterns * (weights / (1 - p))) @ values  # (2**n, head_dim)
+    candidates = (patterns * (weights / (1 - rate))) @ values  # (2**n, head_dim)
     # np.allclose(candidate, row) for every candidate: |candidate - row| <= atol + rtol * |row|
     matches = np.all(np.abs(candidates - row) <= atol + rtol * np.abs(row), axis=-1)
     if not matches.any():

@@ -19,30 +19,30 @@ def case_text(args):
     return args["text"]
 
 
-def tokenizer_arguments(p):
+def tokenizer_arguments(probe):
     """SimpleTokenizerV2(vocab): a fresh copy per case, so that a tokenizer that changes the
     dict it was given cannot change the test's."""
-    return [dict(p.case.args["vocab"])], {}
+    return [dict(probe.case.args["vocab"])], {}
 
 
-def dataset_arguments(p):
+def dataset_arguments(probe):
     """GPTDatasetV1(txt, tokenizer, max_length, stride) with the GPT-2 tokenizer."""
-    args = p.case.args
-    return [case_text(args), p.ctx.tokenizer, args["max_length"], args["stride"]], {}
+    args = probe.case.args
+    return [case_text(args), probe.ctx.tokenizer, args["max_length"], args["stride"]], {}
 
 
-def loader_arguments(p):
+def loader_arguments(probe):
     """create_dataloader_v1(txt, **the case's keyword arguments)."""
-    return [case_text(p.case.args)], dict(p.case.args["kwargs"])
+    return [case_text(probe.case.args)], dict(probe.case.args["kwargs"])
 
 
-def embed_arguments(p):
+def embed_arguments(probe):
     """embed(token_ids, tok_emb, pos_emb): two nn.Embedding tables with the case's weights."""
     tables = {}
     for name in ("tok_emb", "pos_emb"):
-        num, dim = p.case.arrays[f"state/{name}.weight"].shape
-        tables[name] = p.module_input(name, torch.nn.Embedding(num, dim))
-    return [p.input("token_ids"), tables["tok_emb"], tables["pos_emb"]], {}
+        num, dim = probe.case.arrays[f"state/{name}.weight"].shape
+        tables[name] = probe.module_input(name, torch.nn.Embedding(num, dim))
+    return [probe.input("token_ids"), tables["tok_emb"], tables["pos_emb"]], {}
 
 
 ITEM_TYPES_MESSAGE = ("each item should be a pair (input_ids, target_ids) of tensors of dtype torch.long "
@@ -196,7 +196,7 @@ SPECS = {
         probes={"methods": kinds.Methods(tokenizer_arguments)},
         hints=(_unknown_word_hint, _encode_hint, _decode_hint)),
     "1.2": TaskSpec(
-        probes={"vocab": kinds.Function(lambda p: ([case_text(p.case.args)], {}),
+        probes={"vocab": kinds.Function(lambda probe: ([case_text(probe.case.args)], {}),
                                         outputs=(("vocab", "the returned vocabulary"),))},
         hints=(_vocab_ids_hint, _vocab_unsplit_hint)),
     "1.3": TaskSpec(

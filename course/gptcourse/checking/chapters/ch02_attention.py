@@ -40,7 +40,7 @@ ERROR_HINTS = [
 SPECS = {
     "2.1": TaskSpec(
         probes={"forward": kinds.Function(
-            lambda p: ([p.input("inputs", requires_grad=True)], {}),
+            lambda probe: ([probe.input("inputs", requires_grad=True)], {}),
             outputs=(("weights", "attn_weights (first returned value)"),
                      ("context", "context_vecs (second returned value)")),
             tensors=True, grad_of="context")},
@@ -54,7 +54,7 @@ SPECS = {
         hints=(attention.nan_hint,)),
     "2.4": TaskSpec(
         probes={"forward": kinds.Function(
-            lambda p: ([p.input("attn_scores", requires_grad=True), p.case.args["d_k"]], {}),
+            lambda probe: ([probe.input("attn_scores", requires_grad=True), probe.case.args["d_k"]], {}),
             outputs=(("weights", "the returned attention weights"),),
             tensors=True, grad_of="weights")},
         hints=(attention.nan_hint, attention.weights_hint, attention.future_weights_hint)),

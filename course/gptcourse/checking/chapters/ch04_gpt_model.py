@@ -1,6 +1,6 @@
 """Chapter 04, a GPT model: its tasks, their probes, the dropout judges and the hints.
 
-Dropout is judged without assuming how a student draws random numbers. The hidden side picks
+Dropout is judged without assuming how a student draws random numbers. The grader's side picks
 weights that make the parts around the dropout layers deterministic (an attention whose
 values are zero, a feed-forward whose last layer is zero), and puts every output that some
 pattern of dropped features can give into `internals/...`; a train-mode output is right when
@@ -23,7 +23,7 @@ GRADING_DATA = ()
 
 
 # ------------------------------------------------------------------------------------------
-# Constructor arguments (the hidden side builds the reference with the same functions)
+# Constructor arguments (the grader's side builds the reference with the same functions)
 # ------------------------------------------------------------------------------------------
 
 def layer_norm_arguments(args):
@@ -130,12 +130,12 @@ def block_dropout_problem(got, expected, case):
             k = explained[0]
             dropped_attention += int((patterns[k] == 0).sum())
             dropped_ff += int((kept[k] & ~full[k]).sum())
-    p = case.args["cfg"]["drop_rate"]
+    drop_rate = case.args["cfg"]["drop_rate"]
     if dropped_attention == 0:
-        return (f"in train mode with drop_rate={p}, the attention sub-block's output was never dropped: apply "
+        return (f"in train mode with drop_rate={drop_rate}, the attention sub-block's output was never dropped: apply "
                 f"self.drop_shortcut to the output of self.att, before adding the shortcut")
     if dropped_ff == 0:
-        return (f"in train mode with drop_rate={p}, the feed-forward sub-block's output was never dropped: "
+        return (f"in train mode with drop_rate={drop_rate}, the feed-forward sub-block's output was never dropped: "
                 f"apply self.drop_shortcut to the output of self.ff, before adding the shortcut")
     return None
 
@@ -181,16 +181,16 @@ def model_dropout_problem(got, expected, case):
             if explained.size == 0:
                 undropped = expected["internals/logits_without_emb_dropout"][r]
                 if np.all(close(row, undropped), axis=-1).any():
-                    p = case.args["cfg"]["drop_rate"]
-                    return (f"in train mode with drop_rate={p} the embeddings are not dropped out: apply "
+                    drop_rate = case.args["cfg"]["drop_rate"]
+                    return (f"in train mode with drop_rate={drop_rate} the embeddings are not dropped out: apply "
                             f"self.drop_emb to tok_embeds + pos_embeds, before the transformer blocks")
                 return ("in train mode the logits are not what dropout on the embeddings gives: apply "
                         "self.drop_emb once, to tok_embeds + pos_embeds, before the transformer blocks "
                         "(not after them, not to the logits, not to one of the two embeddings alone)")
             dropped += int(emb_dropped[explained].min())
     if dropped == 0:
-        p = case.args["cfg"]["drop_rate"]
-        return (f"in train mode with drop_rate={p} no embedding feature was ever dropped: apply "
+        drop_rate = case.args["cfg"]["drop_rate"]
+        return (f"in train mode with drop_rate={drop_rate} no embedding feature was ever dropped: apply "
                 f"self.drop_emb to tok_embeds + pos_embeds in forward")
     return None
 
@@ -199,30 +199,30 @@ def model_dropout_problem(got, expected, case):
 # generate_text_simple: the model it drives (NextTokenModel: gptcourse.checking.chapters.toys)
 # ------------------------------------------------------------------------------------------
 
-def _model_for_generation(p):
+def _model_for_generation(probe):
     """The model the case describes: the toy NextTokenModel, or a small GPTModel (the
     reference's in grading) with the case's weights; every forward call notes the grad mode."""
-    args = p.case.args
+    args = probe.case.args
     if args["model"] == "next_token":
         model = NextTokenModel(args["vocab_size"], args["context_length"])
     else:
-        model = p.name("GPTModel")(dict(args["cfg"]))
+        model = probe.name("GPTModel")(dict(args["cfg"]))
         model.grad_enabled = []
         model.register_forward_pre_hook(lambda m, inputs: m.grad_enabled.append(torch.is_grad_enabled()))
-    p.kept["generation_model"] = p.module_input("model", model)
-    return p.kept["generation_model"]
+    probe.kept["generation_model"] = probe.module_input("model", model)
+    return probe.kept["generation_model"]
 
 
-def generate_arguments(p):
+def generate_arguments(probe):
     """generate_text_simple(model, idx, max_new_tokens, context_size)."""
-    args = p.case.args
-    model = _model_for_generation(p)
-    return [model, p.input("idx"), args["max_new_tokens"], args["context_size"]], {}
+    args = probe.case.args
+    model = _model_for_generation(probe)
+    return [model, probe.input("idx"), args["max_new_tokens"], args["context_size"]], {}
 
 
-def record_grad_mode(p):
-    calls = p.kept["generation_model"].grad_enabled
-    p.record_value("model_calls_with_grad", sum(bool(c) for c in calls), "the model calls with gradients on")
+def record_grad_mode(probe):
+    calls = probe.kept["generation_model"].grad_enabled
+    probe.record_value("model_calls_with_grad", sum(bool(c) for c in calls), "the model calls with gradients on")
 
 
 # ------------------------------------------------------------------------------------------

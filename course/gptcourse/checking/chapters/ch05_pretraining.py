@@ -33,77 +33,77 @@ GRADING_DATA = GPT2_FILES
 # The model a case describes: the losses and the training loops run on it
 # ------------------------------------------------------------------------------------------
 
-def _model(p, name="model"):
+def _model(probe, name="model"):
     """The model a case describes: the tiny one, or a small GPTModel (the reference's in grading),
     with the case's weights, on the case's device and dtype, in eval mode."""
-    args = p.case.args
+    args = probe.case.args
     if args.get("model", "tiny") == "tiny":
         model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"])
     else:
-        model = p.name("GPTModel")(dict(args["cfg"]))
-    return p.module_input(name, model)
+        model = probe.name("GPTModel")(dict(args["cfg"]))
+    return probe.module_input(name, model)
 
 
-def _cpu_ids(p, name, shown_as=None):
+def _cpu_ids(probe, name, shown_as=None):
     """Token ids as a data loader hands them over: int64 on the CPU, whatever the device (on the
     device pass, one that is never moved is reported by its name)."""
-    return p.cpu_input(name, shown_as)
+    return probe.cpu_input(name, shown_as)
 
 
 # ------------------------------------------------------------------------------------------
 # 5.1 Text to token ids and back
 # ------------------------------------------------------------------------------------------
 
-def encode_arguments(p):
-    return [p.case.args["text"], p.ctx.tokenizer], {}
+def encode_arguments(probe):
+    return [probe.case.args["text"], probe.ctx.tokenizer], {}
 
 
-def decode_arguments(p):
-    return [p.input("ids"), p.ctx.tokenizer], {}
+def decode_arguments(probe):
+    return [probe.input("ids"), probe.ctx.tokenizer], {}
 
 
-def record_round_trip(p):
+def record_round_trip(probe):
     """Whether the ids are integers (an embedding needs them so), and the text back from
     text_to_token_ids through token_ids_to_text."""
-    ids = p.name("text_to_token_ids")(p.case.args["text"], p.ctx.tokenizer)
+    ids = probe.name("text_to_token_ids")(probe.case.args["text"], probe.ctx.tokenizer)
     is_integer = isinstance(ids, torch.Tensor) and not ids.is_floating_point() and not ids.is_complex()
-    p.record_value("ids_are_integers", is_integer, "whether the ids are an integer tensor")
-    p.step = "turning the ids back into text with token_ids_to_text"
-    p.record_value("round_trip", p.name("token_ids_to_text")(ids, p.ctx.tokenizer), "the text after a round trip")
+    probe.record_value("ids_are_integers", is_integer, "whether the ids are an integer tensor")
+    probe.step = "turning the ids back into text with token_ids_to_text"
+    probe.record_value("round_trip", probe.name("token_ids_to_text")(ids, probe.ctx.tokenizer), "the text after a round trip")
 
 
 # ------------------------------------------------------------------------------------------
 # 5.2 and 5.3 The losses
 # ------------------------------------------------------------------------------------------
 
-def batch_loss_arguments(p):
+def batch_loss_arguments(probe):
     """calc_loss_batch(input_batch, target_batch, model, device): batches on the CPU."""
-    model = _model(p)
-    return [_cpu_ids(p, "inputs", "input_batch"), _cpu_ids(p, "targets", "target_batch"), model, p.case.device], {}
+    model = _model(probe)
+    return [_cpu_ids(probe, "inputs", "input_batch"), _cpu_ids(probe, "targets", "target_batch"), model, probe.case.device], {}
 
 
-def loader_loss_arguments(p):
+def loader_loss_arguments(probe):
     """calc_loss_loader(data_loader, model, device[, num_batches]): a loader on the CPU."""
-    args = p.case.args
-    dataset = TensorDataset(_cpu_ids(p, "inputs"), _cpu_ids(p, "targets"))
+    args = probe.case.args
+    dataset = TensorDataset(_cpu_ids(probe, "inputs"), _cpu_ids(probe, "targets"))
     loader = DataLoader(dataset, batch_size=args["batch_size"], shuffle=False)
-    model = _model(p)
+    model = _model(probe)
     keywords = {"num_batches": args["num_batches"]} if "num_batches" in args else {}
-    return [loader, model, p.case.device], keywords
+    return [loader, model, probe.case.device], keywords
 
 
 # ------------------------------------------------------------------------------------------
 # 5.4 and 5.7 The training loops
 # ------------------------------------------------------------------------------------------
 
-def build_training(p):
+def build_training(probe):
     """A small model in float64 with the case's weights, AdamW, and two loaders that do not
     shuffle (train and validation), built from the case. With args["decay_groups"] the optimizer
     has two parameter groups, as many GPT training scripts make them: the linear layers' weights
     with weight decay, the embeddings, norms and biases without. A schedule must set the rate of
     both."""
-    args = p.case.args
-    model = _model(p)
+    args = probe.case.args
+    model = _model(probe)
     model.train()
     if args.get("decay_groups"):
         def decays(name, param):
@@ -118,7 +118,7 @@ def build_training(p):
         optimizer = torch.optim.AdamW(model.parameters(), lr=args["lr"], weight_decay=args["weight_decay"])
 
     def loader(prefix):
-        dataset = TensorDataset(_cpu_ids(p, f"{prefix}_inputs"), _cpu_ids(p, f"{prefix}_targets"))
+        dataset = TensorDataset(_cpu_ids(probe, f"{prefix}_inputs"), _cpu_ids(probe, f"{prefix}_targets"))
         # Every iter(loader) draws a seed, from the loader's own generator here: a loop that goes
         # through a loader more often than the reference (to count its tokens first, say) must
         # not shift the dropout masks that the global generator gives the training steps.
@@ -128,20 +128,20 @@ def build_training(p):
     return {"model": model, "optimizer": optimizer, "train_loader": loader("train"), "val_loader": loader("val")}
 
 
-def _loop_arguments(p, o):
-    args = p.case.args
-    return [o["model"], o["train_loader"], o["val_loader"], o["optimizer"], p.case.device, args["num_epochs"],
-            args["eval_freq"], args["eval_iter"], args["start_context"], p.ctx.tokenizer]
+def _loop_arguments(probe, o):
+    args = probe.case.args
+    return [o["model"], o["train_loader"], o["val_loader"], o["optimizer"], probe.case.device, args["num_epochs"],
+            args["eval_freq"], args["eval_iter"], args["start_context"], probe.ctx.tokenizer]
 
 
-def call_train_model_simple(p, fn, o):
-    return fn(*_loop_arguments(p, o))
+def call_train_model_simple(probe, fn, o):
+    return fn(*_loop_arguments(probe, o))
 
 
-def call_train_model(p, fn, o):
-    args = p.case.args
+def call_train_model(probe, fn, o):
+    args = probe.case.args
     keywords = {"initial_lr": args["initial_lr"], "min_lr": args["min_lr"]}
-    return fn(*_loop_arguments(p, o), args["warmup_steps"], **keywords)
+    return fn(*_loop_arguments(probe, o), args["warmup_steps"], **keywords)
 
 
 # ------------------------------------------------------------------------------------------
@@ -158,13 +158,13 @@ def _optimizer_state(optimizer):
     return plain
 
 
-def _trained_model(p, name):
+def _trained_model(probe, name):
     """A small model with the case's weights and an AdamW that has taken two steps (so its
     state holds moments), both from the case."""
-    model = _model(p, name)
+    model = _model(probe, name)
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=p.case.args["lr"])
-    ids = _cpu_ids(p, "inputs").to(p.device)  # the test's own training, beside the model
+    optimizer = torch.optim.AdamW(model.parameters(), lr=probe.case.args["lr"])
+    ids = _cpu_ids(probe, "inputs").to(probe.device)  # the test's own training, beside the model
     for _ in range(2):
         optimizer.zero_grad()
         logits = model(ids)
@@ -173,15 +173,15 @@ def _trained_model(p, name):
     return model, optimizer
 
 
-def write_checkpoint(p, save, path):
-    p.kept["saved_model"], p.kept["saved_optimizer"] = _trained_model(p, "model")
-    save(p.kept["saved_model"], p.kept["saved_optimizer"], path)
+def write_checkpoint(probe, save, path):
+    probe.kept["saved_model"], probe.kept["saved_optimizer"] = _trained_model(probe, "model")
+    save(probe.kept["saved_model"], probe.kept["saved_optimizer"], path)
 
 
-def read_checkpoint(p, load, path):
+def read_checkpoint(probe, load, path):
     """Load into a fresh model (other weights) and a fresh optimizer; what they hold afterwards."""
-    args = p.case.args
-    model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"]).to(p.dtype)
+    args = probe.case.args
+    model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"]).to(probe.dtype)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1.0) if args["with_optimizer"] else None
     if optimizer is not None:
         load(path, model, optimizer)
@@ -216,18 +216,18 @@ def _with_pickled_object(checkpoint):
     return {"checkpoint": checkpoint, "note": UnsafeOnLoad()}
 
 
-def write_unsafe_checkpoint(p, save, path):
-    model, optimizer = _trained_model(p, "model")
+def write_unsafe_checkpoint(probe, save, path):
+    model, optimizer = _trained_model(probe, "model")
     save(model, optimizer, path)
     # The file was written by save_checkpoint just now: reading it back in full is safe here.
     checkpoint = torch.load(path, weights_only=False)
     torch.save(_with_pickled_object(checkpoint), path)
 
 
-def read_unsafe_checkpoint(p, load, path):
+def read_unsafe_checkpoint(probe, load, path):
     """Whether loading ran the pickled object, and whether the load refused the file."""
-    args = p.case.args
-    model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"]).to(p.dtype)
+    args = probe.case.args
+    model = TinyLanguageModel(args["vocab_size"], args["context_length"], args["emb_dim"]).to(probe.dtype)
     UnsafeOnLoad.ran.clear()
     try:
         load(path, model)
@@ -241,41 +241,41 @@ def read_unsafe_checkpoint(p, load, path):
 # 5.6 Loading GPT-2 weights in the Hugging Face layout
 # ------------------------------------------------------------------------------------------
 
-def hf_state_dict(p):
+def hf_state_dict(probe):
     """The case's GPT-2 checkpoint: tensors named as in Hugging Face's model.safetensors."""
-    return {key[len("hf/"):]: torch.tensor(np.asarray(value), dtype=p.dtype)
-            for key, value in p.case.arrays.items() if key.startswith("hf/")}
+    return {key[len("hf/"):]: torch.tensor(np.asarray(value), dtype=probe.dtype)
+            for key, value in probe.case.arrays.items() if key.startswith("hf/")}
 
 
-def load_weights_arguments(p):
-    args = p.case.args
-    build = GPT2Shaped if args["model"] == "shaped" else p.name("GPTModel")
+def load_weights_arguments(probe):
+    args = probe.case.args
+    build = GPT2Shaped if args["model"] == "shaped" else probe.name("GPTModel")
     model = build(dict(args["cfg"]))
-    model.to(p.dtype)
-    p.kept["loaded_model"] = model
-    p.kept["state_dict"] = hf_state_dict(p)
-    p.kept["state_dict_before"] = {k: v.clone() for k, v in p.kept["state_dict"].items()}
-    return [model, p.kept["state_dict"]], {}
+    model.to(probe.dtype)
+    probe.kept["loaded_model"] = model
+    probe.kept["state_dict"] = hf_state_dict(probe)
+    probe.kept["state_dict_before"] = {k: v.clone() for k, v in probe.kept["state_dict"].items()}
+    return [model, probe.kept["state_dict"]], {}
 
 
-def record_loaded_model(p):
+def record_loaded_model(probe):
     """Every parameter of the model afterwards, the output head next to the token embedding,
     the logits of a few tokens, and whether the state dict was changed."""
-    model = p.kept["loaded_model"]
-    changed = sorted(k for k, v in p.kept["state_dict"].items()
-                     if k in p.kept["state_dict_before"] and (v.shape != p.kept["state_dict_before"][k].shape
-                                                      or not torch.equal(v, p.kept["state_dict_before"][k])))
-    p.record_value("state_dict_changed", changed, "the state dict's tensors changed by the call")
+    model = probe.kept["loaded_model"]
+    changed = sorted(k for k, v in probe.kept["state_dict"].items()
+                     if k in probe.kept["state_dict_before"] and (v.shape != probe.kept["state_dict_before"][k].shape
+                                                      or not torch.equal(v, probe.kept["state_dict_before"][k])))
+    probe.record_value("state_dict_changed", changed, "the state dict's tensors changed by the call")
     # remove_duplicate=False: an output head that shares the token embedding's Parameter is listed too
     for name, param in sorted(model.named_parameters(remove_duplicate=False)):
-        p.record(f"param/{name}", param, f"parameter {name}")
-    if p.case.args["model"] == "gpt":
+        probe.record(f"param/{name}", param, f"parameter {name}")
+    if probe.case.args["model"] == "gpt":
         # As the notebook does after loading (the book's assign() makes new CPU parameters).
-        model.to(p.device)
+        model.to(probe.device)
         model.eval()
         with torch.no_grad():
-            p.step = "running the loaded model on a few tokens"
-            p.record("logits", model(p.tensor("idx")), "the loaded model's logits")
+            probe.step = "running the loaded model on a few tokens"
+            probe.record("logits", model(probe.tensor("idx")), "the loaded model's logits")
 
 
 # ------------------------------------------------------------------------------------------

@@ -28,34 +28,34 @@ GRADING_DATA = GPT2_FILES
 # 6.1 to 6.3: filters of logits
 # ------------------------------------------------------------------------------------------
 
-def temperature_arguments(p):
+def temperature_arguments(probe):
     """softmax_with_temperature(logits, temperature)."""
-    return [p.input("logits", requires_grad=True), p.case.args["temperature"]], {}
+    return [probe.input("logits", requires_grad=True), probe.case.args["temperature"]], {}
 
 
-def top_k_arguments(p):
+def top_k_arguments(probe):
     """top_k_logits(logits, k)."""
-    return [p.input("logits"), p.case.args["k"]], {}
+    return [probe.input("logits"), probe.case.args["k"]], {}
 
 
-def top_p_arguments(p):
+def top_p_arguments(probe):
     """top_p_logits(logits, p)."""
-    return [p.input("logits"), p.case.args["p"]], {}
+    return [probe.input("logits"), probe.case.args["p"]], {}
 
 
 # ------------------------------------------------------------------------------------------
 # 6.4 generate: the models it drives
 # ------------------------------------------------------------------------------------------
 
-def generation_model(p):
+def generation_model(probe):
     """The case's model: NextTokenModel (greedy, end token) or TableModel (sampling)."""
-    args = p.case.args
+    args = probe.case.args
     if args["model"] == "next_token":
         model = NextTokenModel(args["vocab_size"], args["context_length"])
     else:
-        model = TableModel(p.case.arrays["table"], args["context_length"])
-    p.kept["generation_model"] = p.module_input("model", model)
-    return p.kept["generation_model"]
+        model = TableModel(probe.case.arrays["table"], args["context_length"])
+    probe.kept["generation_model"] = probe.module_input("model", model)
+    return probe.kept["generation_model"]
 
 
 def generate_keywords(args):
@@ -63,19 +63,19 @@ def generate_keywords(args):
     return {key: args[key] for key in ("temperature", "top_k", "top_p", "eos_id") if key in args}
 
 
-def generate_arguments(p):
+def generate_arguments(probe):
     """generate(model, idx, max_new_tokens, context_size, **options) on the case's prompt."""
-    args = p.case.args
-    model = generation_model(p)
-    return [model, p.input("idx"), args["max_new_tokens"], args["context_size"]], generate_keywords(args)
+    args = probe.case.args
+    model = generation_model(probe)
+    return [model, probe.input("idx"), args["max_new_tokens"], args["context_size"]], generate_keywords(args)
 
 
-def record_grad_mode(p):
-    calls = p.kept["generation_model"].grad_enabled
-    p.record_value("model_calls_with_grad", sum(bool(c) for c in calls), "the model calls with gradients on")
+def record_grad_mode(probe):
+    calls = probe.kept["generation_model"].grad_enabled
+    probe.record_value("model_calls_with_grad", sum(bool(c) for c in calls), "the model calls with gradients on")
 
 
-def returned_ids(p, result, batch):
+def returned_ids(probe, result, batch):
     """The returned ids as a (batch, num_tokens) int64 tensor on the CPU, or a clear failure."""
     if not isinstance(result, torch.Tensor):
         raise ProbeFailure(f"generate should return a tensor of token ids, got {type(result).__name__}")
@@ -85,37 +85,37 @@ def returned_ids(p, result, batch):
     return torch.Tensor.detach(result).cpu().to(torch.int64)
 
 
-def record_until_end(p):
+def record_until_end(probe):
     """What the spec pins down when generation stops at an end token: each row's new tokens
     before its first end token (what a row holds after it is free: more samples, or padding),
     and how many tokens were added (with the last row's end token or without it, as the book
-    breaks before appending it: both readings are accepted, see the hidden module)."""
-    ids = returned_ids(p, p.result, p.case.arrays["idx"].shape[0])
-    prompt = p.case.arrays["idx"].shape[1]
-    eos_id = p.case.args["eos_id"]
+    breaks before appending it: both readings are accepted, see the grader's chapter module)."""
+    ids = returned_ids(probe, probe.result, probe.case.arrays["idx"].shape[0])
+    prompt = probe.case.arrays["idx"].shape[1]
+    eos_id = probe.case.args["eos_id"]
     rows = []
     for row in ids[:, prompt:].tolist():
         rows.append(row[: row.index(eos_id)] if eos_id in row else row)
-    p.record_value("num_generated", ids.shape[1] - prompt, "the number of tokens added to each row")
-    p.record_value("rows_until_end", rows, "each row's new tokens before its first end token")
-    p.record_value("prompt_kept", bool(torch.equal(ids[:, :prompt], torch.as_tensor(p.case.arrays["idx"]))),
+    probe.record_value("num_generated", ids.shape[1] - prompt, "the number of tokens added to each row")
+    probe.record_value("rows_until_end", rows, "each row's new tokens before its first end token")
+    probe.record_value("prompt_kept", bool(torch.equal(ids[:, :prompt], torch.as_tensor(probe.case.arrays["idx"]))),
                    "whether the returned rows start with the prompt")
-    record_grad_mode(p)
+    record_grad_mode(probe)
 
 
-def sample_outcomes(p, fn):
+def sample_outcomes(probe, fn):
     """Many rows of the same prompt in one batch; each row's new tokens as one outcome number
     (first token + vocab * second token + ...), counted by kinds.Sampler."""
-    args = p.case.args
-    model = generation_model(p)
-    prompt = p.tensor("idx").repeat(args["num_rows"], 1)  # on the case's device, with the model
+    args = probe.case.args
+    model = generation_model(probe)
+    prompt = probe.tensor("idx").repeat(args["num_rows"], 1)  # on the case's device, with the model
     result = fn(model, prompt, args["max_new_tokens"], args["context_size"], **generate_keywords(args))
-    ids = returned_ids(p, result, args["num_rows"])
+    ids = returned_ids(probe, result, args["num_rows"])
     new = ids[:, prompt.shape[1]:]
     if new.shape[1] != args["max_new_tokens"]:
         raise ProbeFailure(f"generate added {new.shape[1]} tokens to each row, expected "
                            f"max_new_tokens={args['max_new_tokens']}")
-    vocab = p.case.arrays["table"].shape[1]
+    vocab = probe.case.arrays["table"].shape[1]
     if new.numel() and (int(new.min()) < 0 or int(new.max()) >= vocab):
         raise ProbeFailure(f"generate returned token ids outside 0..{vocab - 1}")
     weights = vocab ** torch.arange(new.shape[1])

@@ -54,21 +54,21 @@ def build_model(args, gpt_model=None):
     return model
 
 
-def _model(p, name="model"):
+def _model(probe, name="model"):
     """The case's model with the case's weights, on the case's device and dtype, in eval mode."""
-    gpt_model = p.name("GPTModel") if p.case.args["model"] == "gpt" else None
-    return p.module_input(name, build_model(p.case.args, gpt_model))
+    gpt_model = probe.name("GPTModel") if probe.case.args["model"] == "gpt" else None
+    return probe.module_input(name, build_model(probe.case.args, gpt_model))
 
 
 # ------------------------------------------------------------------------------------------
 # 7.1 DataFrames
 # ------------------------------------------------------------------------------------------
 
-def _frame(p):
+def _frame(probe):
     """The case's DataFrame: args["df"] holds its columns and its index."""
     import pandas as pd
 
-    spec = p.case.args["df"]
+    spec = probe.case.args["df"]
     return pd.DataFrame({column: list(spec[column]) for column in COLUMNS}, index=list(spec["index"]))
 
 
@@ -102,73 +102,73 @@ def _require_frame(value, what):
     return value
 
 
-def record_frame_after(p):
+def record_frame_after(probe):
     """The input frame as the call left it, recorded first: a changed input explains what follows.
     (Not an after/ key: the generic message for those speaks of tensors.)"""
-    p.record_value("df_after", _snapshot(p.kept["frame"]), "the DataFrame passed in, after the call")
+    probe.record_value("df_after", _snapshot(probe.kept["frame"]), "the DataFrame passed in, after the call")
 
 
-def balance_arguments(p):
-    p.kept["frame"] = _frame(p)
-    p.kept["frame_before"] = _snapshot(p.kept["frame"])
-    return [p.kept["frame"]], {}
+def balance_arguments(probe):
+    probe.kept["frame"] = _frame(probe)
+    probe.kept["frame_before"] = _snapshot(probe.kept["frame"])
+    return [probe.kept["frame"]], {}
 
 
-def record_balanced(p):
+def record_balanced(probe):
     """The input frame as the call left it, then counts per class, the columns and the rows as
     a set (sorted: the order is free)."""
-    record_frame_after(p)
-    df = _require_frame(p.result, "the value create_balanced_dataset returns")
-    p.record_value("columns", [str(c) for c in df.columns], "the columns of the returned DataFrame")
+    record_frame_after(probe)
+    df = _require_frame(probe.result, "the value create_balanced_dataset returns")
+    probe.record_value("columns", [str(c) for c in df.columns], "the columns of the returned DataFrame")
     labels = df["Label"].tolist() if "Label" in df.columns else []
     counts = {str(label): labels.count(label) for label in sorted(set(labels), key=str)}
-    p.record_value("counts", counts, "the number of rows per label")
-    p.record_value("rows", sorted(_rows(df), key=lambda row: [str(v) for v in row]),
+    probe.record_value("counts", counts, "the number of rows per label")
+    probe.record_value("rows", sorted(_rows(df), key=lambda row: [str(v) for v in row]),
                    "the rows kept (in any order)")
 
 
-def split_arguments(p):
-    p.kept["frame"] = _frame(p)
-    args = p.case.args
-    return [p.kept["frame"], args["train_frac"], args["validation_frac"]], {}
+def split_arguments(probe):
+    probe.kept["frame"] = _frame(probe)
+    args = probe.case.args
+    return [probe.kept["frame"], args["train_frac"], args["validation_frac"]], {}
 
 
 SPLITS = ("train", "validation", "test")
 
 
-def record_split(p):
+def record_split(probe):
     """The input frame as the call left it, the sizes of the three parts (the clearest message),
     then their rows in order."""
-    record_frame_after(p)
-    parts = p.result
+    record_frame_after(probe)
+    parts = probe.result
     if not isinstance(parts, (tuple, list)) or len(parts) != 3:
         raise ProbeFailure(f"random_split should return three DataFrames (train_df, validation_df, test_df), got "
                            f"{type(parts).__name__}" + (f" of length {len(parts)}" if isinstance(parts, (tuple, list))
                                                         else ""))
     frames = [_require_frame(part, f"the {name} part random_split returns") for name, part in zip(SPLITS, parts)]
-    p.record_value("sizes", [len(frame) for frame in frames], "the sizes of the train, validation and test parts")
-    p.record_value("columns", [[str(c) for c in frame.columns] for frame in frames],
+    probe.record_value("sizes", [len(frame) for frame in frames], "the sizes of the train, validation and test parts")
+    probe.record_value("columns", [[str(c) for c in frame.columns] for frame in frames],
                    "the columns of the three parts")
     for name, frame in zip(SPLITS, frames):
-        p.record_value(f"rows/{name}", _rows(frame), f"the rows of the {name} part, in order")
+        probe.record_value(f"rows/{name}", _rows(frame), f"the rows of the {name} part, in order")
 
 
 # ------------------------------------------------------------------------------------------
 # 7.2 SpamDataset
 # ------------------------------------------------------------------------------------------
 
-def dataset_arguments(p):
+def dataset_arguments(probe):
     """SpamDataset(csv_file, tokenizer[, max_length][, pad_token_id]) on a CSV file written into
     the scratch folder (columns Label and Text, no index column, as the notebook writes them)."""
     import pandas as pd
 
-    args = p.case.args
-    path = Path(p.ctx.scratch) / args["filename"]
+    args = probe.case.args
+    path = Path(probe.ctx.scratch) / args["filename"]
     pd.DataFrame({"Label": [row[0] for row in args["rows"]], "Text": [row[1] for row in args["rows"]]}) \
         .to_csv(path, index=False)
     keywords = {key: args[key] for key in ("max_length", "pad_token_id") if key in args}
-    p.kept["counting_tokenizer"] = _CountingTokenizer(p.ctx.tokenizer)
-    return [str(path), p.kept["counting_tokenizer"]], keywords
+    probe.kept["counting_tokenizer"] = _CountingTokenizer(probe.ctx.tokenizer)
+    return [str(path), probe.kept["counting_tokenizer"]], keywords
 
 
 class _CountingTokenizer:
@@ -211,33 +211,33 @@ def _label_value(value):
     return f"a {type(value).__name__}: {value!r}"[:80]
 
 
-def record_dataset(p):
+def record_dataset(probe):
     """len(dataset), what an item is made of, every item, then a batch of all of them as a
     DataLoader stacks it."""
-    dataset = p.result
+    dataset = probe.result
     if not isinstance(dataset, torch.utils.data.Dataset):
         raise ProbeFailure(f"{type(dataset).__name__} should be a subclass of torch.utils.data.Dataset")
-    encoded_in_init = p.kept["counting_tokenizer"].calls
-    p.step = "calling len() of your dataset"
-    p.record_value("len", len(dataset), "len(dataset)")
+    encoded_in_init = probe.kept["counting_tokenizer"].calls
+    probe.step = "calling len() of your dataset"
+    probe.record_value("len", len(dataset), "len(dataset)")
     items = []
-    for i in range(len(p.case.args["rows"])):
-        p.step = f"reading item {i} of your dataset"
+    for i in range(len(probe.case.args["rows"])):
+        probe.step = f"reading item {i} of your dataset"
         item = dataset[i]
         if not isinstance(item, (tuple, list)) or len(item) != 2:
             raise ProbeFailure(f"dataset[{i}] should be a pair (token_ids, label), got {type(item).__name__}"
                                + (f" of length {len(item)}" if isinstance(item, (tuple, list)) else ""))
         items.append(item)
         if i == 0:
-            p.record_value("ids_type", _describe_ids(item[0]), "what dataset[0]'s token ids are")
+            probe.record_value("ids_type", _describe_ids(item[0]), "what dataset[0]'s token ids are")
         ids = item[0].tolist() if isinstance(item[0], torch.Tensor) else item[0]
-        p.record_value(f"item/{i}", {"token_ids": ids, "label": _label_value(item[1])}, f"dataset[{i}]")
-    p.step = "stacking every item into one batch with a DataLoader"
+        probe.record_value(f"item/{i}", {"token_ids": ids, "label": _label_value(item[1])}, f"dataset[{i}]")
+    probe.step = "stacking every item into one batch with a DataLoader"
     inputs, labels = next(iter(DataLoader(dataset, batch_size=len(items), shuffle=False)))
-    p.record_value("batch", {"token_ids": f"{tuple(inputs.shape)} {str(inputs.dtype).replace('torch.', '')}",
+    probe.record_value("batch", {"token_ids": f"{tuple(inputs.shape)} {str(inputs.dtype).replace('torch.', '')}",
                              "labels": f"{tuple(labels.shape)} {str(labels.dtype).replace('torch.', '')}"},
                    "the shapes and dtypes of a batch of every item")
-    p.record_value("encoded_while_reading", p.kept["counting_tokenizer"].calls - encoded_in_init,
+    probe.record_value("encoded_while_reading", probe.kept["counting_tokenizer"].calls - encoded_in_init,
                    "the tokenizer calls made while reading items")
 
 
@@ -245,23 +245,23 @@ def record_dataset(p):
 # 7.3 add_classification_head
 # ------------------------------------------------------------------------------------------
 
-def head_arguments(p):
+def head_arguments(probe):
     """add_classification_head(model, num_classes, emb_dim) on the case's model, with the case's
     weights (state/<name>: a re-created layer then shows, even a layer norm), some of whose
     parameters may already be frozen (args["frozen_before"]: name prefixes)."""
-    args = p.case.args
-    gpt_model = p.name("GPTModel") if args["model"] == "gpt" else None
-    p.step = "building the model the test passes in"
-    model = build_model(args, gpt_model).to(p.dtype)
+    args = probe.case.args
+    gpt_model = probe.name("GPTModel") if args["model"] == "gpt" else None
+    probe.step = "building the model the test passes in"
+    model = build_model(args, gpt_model).to(probe.dtype)
     with torch.no_grad():
         for name, param in model.named_parameters():
-            if f"state/{name}" in p.case.arrays:
-                param.copy_(torch.as_tensor(np.asarray(p.case.arrays[f"state/{name}"])))
+            if f"state/{name}" in probe.case.arrays:
+                param.copy_(torch.as_tensor(np.asarray(probe.case.arrays[f"state/{name}"])))
     for name, param in model.named_parameters():
         if any(name.startswith(prefix) for prefix in args.get("frozen_before", ())):
             param.requires_grad = False
-    p.kept["model"] = model
-    p.kept["values_before"] = {name: param.detach().clone() for name, param in model.named_parameters()}
+    probe.kept["model"] = model
+    probe.kept["values_before"] = {name: param.detach().clone() for name, param in model.named_parameters()}
     emb_dim = args["cfg"]["emb_dim"] if args["model"] == "gpt" else args["emb_dim"]
     return [model, args["num_classes"], emb_dim], {}
 
@@ -273,69 +273,69 @@ def describe_head(head):
     return {"type": type(head).__name__}
 
 
-def record_head(p):
+def record_head(probe):
     """Whether a copy came back instead, the new head, the parameters whose values changed, which
     parameters require gradients (by name), and the shape of the logits: in that order, so that
     a head or a layer made anew is named as such before the gradients it changes."""
-    model = p.kept["model"]
-    p.record_value("returned_copy", isinstance(p.result, nn.Module) and p.result is not model,
+    model = probe.kept["model"]
+    probe.record_value("returned_copy", isinstance(probe.result, nn.Module) and probe.result is not model,
                    "whether the function returned another model than the one it was given")
     params = dict(model.named_parameters())
-    p.record_value("head", describe_head(getattr(model, "out_head", None)), "model.out_head")
-    changed = [name for name, before in p.kept["values_before"].items()
+    probe.record_value("head", describe_head(getattr(model, "out_head", None)), "model.out_head")
+    changed = [name for name, before in probe.kept["values_before"].items()
                if not name.startswith("out_head.") and (name not in params or not torch.equal(params[name].detach(),
                                                                                               before))]
-    p.record_value("changed", changed, "the parameters (other than out_head) removed or changed")
-    p.record_value("trainable", {name: bool(param.requires_grad) for name, param in params.items()},
+    probe.record_value("changed", changed, "the parameters (other than out_head) removed or changed")
+    probe.record_value("trainable", {name: bool(param.requires_grad) for name, param in params.items()},
                    "which parameters require gradients")
-    p.step = "running the model after your function changed it"
-    ids = p.tensor("ids")
-    model.to(p.device).eval()  # the new head is made on the CPU; the notebook moves the model afterwards
+    probe.step = "running the model after your function changed it"
+    ids = probe.tensor("ids")
+    model.to(probe.device).eval()  # the new head is made on the CPU; the notebook moves the model afterwards
     with torch.no_grad():
         logits = model(ids)
-    p.record_value("logits_shape", list(logits.shape), "the shape of the model's output")
+    probe.record_value("logits_shape", list(logits.shape), "the shape of the model's output")
 
 
 # ------------------------------------------------------------------------------------------
 # 7.4 loss and accuracy
 # ------------------------------------------------------------------------------------------
 
-def loss_arguments(p):
+def loss_arguments(probe):
     """calc_loss_batch_cls(input_batch, target_batch, model, device): batches on the CPU."""
-    model = _model(p)
-    return [p.cpu_input("inputs", "input_batch"), p.cpu_input("labels", "target_batch"), model, p.case.device], {}
+    model = _model(probe)
+    return [probe.cpu_input("inputs", "input_batch"), probe.cpu_input("labels", "target_batch"), model, probe.case.device], {}
 
 
-def accuracy_arguments(p):
+def accuracy_arguments(probe):
     """calc_accuracy_loader(data_loader, model, device[, num_batches]): a loader on the CPU, the
     model in train mode (see _watched_model)."""
-    args = p.case.args
-    dataset = TensorDataset(p.cpu_input("inputs"), p.cpu_input("labels"))
+    args = probe.case.args
+    dataset = TensorDataset(probe.cpu_input("inputs"), probe.cpu_input("labels"))
     loader = DataLoader(dataset, batch_size=args["batch_size"], shuffle=False)
-    model = _watched_model(p)
+    model = _watched_model(probe)
     keywords = {"num_batches": args["num_batches"]} if "num_batches" in args else {}
-    return [loader, model, p.case.device], keywords
+    return [loader, model, probe.case.device], keywords
 
 
 # ------------------------------------------------------------------------------------------
 # 7.5 classify_text
 # ------------------------------------------------------------------------------------------
 
-def classify_arguments(p):
+def classify_arguments(probe):
     """classify_text(text, model, tokenizer, device, max_length[, pad_token_id]); the model is in
     train mode and notes its calls (see _watched_model)."""
-    args = p.case.args
-    model = _watched_model(p)
+    args = probe.case.args
+    model = _watched_model(probe)
     keywords = {"pad_token_id": args["pad_token_id"]} if "pad_token_id" in args else {}
-    return [args["text"], model, p.ctx.tokenizer, p.case.device, args["max_length"]], keywords
+    return [args["text"], model, probe.ctx.tokenizer, probe.case.device, args["max_length"]], keywords
 
 
-def _watched_model(p):
+def _watched_model(probe):
     """The case's model handed over in train mode, as it is right after training, with its calls
-    noted in p.kept["model_calls"]: evaluating (model.eval(), no gradients) is the function's own job."""
-    model = _model(p)
+    noted in probe.kept["model_calls"]: evaluating (model.eval(), no gradients) is the function's own job."""
+    model = _model(probe)
     model.train()
-    p.kept["model_calls"] = _record_calls(model)
+    probe.kept["model_calls"] = _record_calls(model)
     return model
 
 
@@ -354,35 +354,35 @@ def _record_calls(model):
     return seen
 
 
-def record_evaluation_mode(p):
+def record_evaluation_mode(probe):
     """How many of the model's calls ran in train mode, and with gradients (the spec: none)."""
-    calls = p.kept["model_calls"]
-    p.record_value("model_calls_in_train_mode", sum(bool(training) for _, training, _ in calls),
+    calls = probe.kept["model_calls"]
+    probe.record_value("model_calls_in_train_mode", sum(bool(training) for _, training, _ in calls),
                    "the model calls made in train mode")
-    p.record_value("model_calls_with_grad", sum(bool(grad) for _, _, grad in calls),
+    probe.record_value("model_calls_with_grad", sum(bool(grad) for _, _, grad in calls),
                    "the model calls made with gradients enabled")
 
 
-def record_accuracy(p):
+def record_accuracy(probe):
     """The mode of the model's calls (a model left in train mode gives other predictions with
     dropout), then the returned accuracy."""
-    record_evaluation_mode(p)
-    p.record_value("accuracy", kinds.as_number(p.result), "the returned accuracy")
+    record_evaluation_mode(probe)
+    probe.record_value("accuracy", kinds.as_number(probe.result), "the returned accuracy")
 
 
-def record_model_input(p):
+def record_model_input(probe):
     """The mode of the model's calls, then the token ids of its last call (the case checks cropping
     and padding with them), then the returned label."""
-    if not p.kept["model_calls"]:
+    if not probe.kept["model_calls"]:
         raise ProbeFailure("classify_text never called the model")
-    record_evaluation_mode(p)
-    ids = p.kept["model_calls"][-1][0]
+    record_evaluation_mode(probe)
+    ids = probe.kept["model_calls"][-1][0]
     if isinstance(ids, torch.Tensor) and ids.dim() == 2 and ids.shape[0] == 1:
-        p.record_value("model_input", ids[0].tolist(), "the token ids the model was given")
+        probe.record_value("model_input", ids[0].tolist(), "the token ids the model was given")
     else:
         shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
-        p.record_value("model_input", f"a batch of shape {shape}", "the token ids the model was given")
-    p.record_value("label", p.result, "the returned label")
+        probe.record_value("model_input", f"a batch of shape {shape}", "the token ids the model was given")
+    probe.record_value("label", probe.result, "the returned label")
 
 
 KEY_NAMES = {

@@ -83,34 +83,34 @@ def _ks_distance(cdf):
     return float(torch.maximum(above, below).max())
 
 
-def record_initial_lora(p):
+def record_initial_lora(probe):
     """The shapes of A and B, whether B is zero, and A's distribution (see the module docstring)."""
-    layer = p.result
+    layer = probe.result
     if not isinstance(layer, nn.Module):
         raise ProbeFailure(f"LoRALayer(...) should be an nn.Module, got {type(layer).__name__}")
-    args = p.case.args
+    args = probe.case.args
     params = dict(layer.named_parameters())
     for name in ("A", "B"):
         if name not in params:
             raise ProbeFailure(f"your LoRALayer has no parameter named {name!r} (an nn.Parameter attribute "
                                f"self.{name})")
     a, b = params["A"], params["B"]
-    p.record_value("shapes", {"A": list(a.shape), "B": list(b.shape)}, "the shapes of A and B")
-    p.record_value("B_is_zero", bool((b == 0).all()), "whether B starts at exactly zero")
+    probe.record_value("shapes", {"A": list(a.shape), "B": list(b.shape)}, "the shapes of A and B")
+    probe.record_value("B_is_zero", bool((b == 0).all()), "whether B starts at exactly zero")
     bound = kaiming_bound(args["rank"])
     values = a.detach().double()
     largest = float(values.abs().max())
-    p.record_value("A_within_bound", largest <= bound * (1 + 1e-6), "whether every value of A lies within the bound")
+    probe.record_value("A_within_bound", largest <= bound * (1 + 1e-6), "whether every value of A lies within the bound")
     distance = uniform_fit(a, bound)
     std = float(values.std()) if values.numel() > 1 else 0.0
     # Only the pass/fail of A_looks_uniform (distance <= epsilon) is a test; the other
     # statistics just name the mistake in the message.
-    p.kept["initial_A"] = {"largest": largest, "smallest": float(values.min()), "distance": distance, "std": std,
+    probe.kept["initial_A"] = {"largest": largest, "smallest": float(values.min()), "distance": distance, "std": std,
                    "bound": bound, "epsilon": dkw_epsilon(a.numel()),
                    "distance_own_range": uniform_fit(a, largest), "distance_normal": normal_fit(a, std)}
-    p.record_value("A_looks_uniform", distance <= dkw_epsilon(a.numel()),
+    probe.record_value("A_looks_uniform", distance <= dkw_epsilon(a.numel()),
                    "whether A's values look uniform between -bound and bound")
-    p.record_value("A_statistics", {key: round(value, 6) for key, value in p.kept["initial_A"].items()},
+    probe.record_value("A_statistics", {key: round(value, 6) for key, value in probe.kept["initial_A"].items()},
                    "A's largest value, spread and distance from the uniform distribution")
 
 
@@ -167,11 +167,11 @@ class _Initialisation(kinds.Function):
     reference's, but the message names the mistake from the statistics (a known-mistake
     comparison of two booleans would match any other mistake with the same pass/fail)."""
 
-    def probe(self, p):
+    def probe(self, probe):
         # A is drawn when the layer is built: seeded per case, its values (and the figures the
         # message shows) are the same whatever this process drew before.
-        torch.manual_seed(p.ctx.seed % 2**31)
-        return super().probe(p)
+        torch.manual_seed(probe.ctx.seed % 2**31)
+        return super().probe(probe)
 
     def owns(self, key):
         return key in ("A_statistics", "A_within_bound", "A_looks_uniform")
@@ -217,34 +217,34 @@ def wrapped_arguments(args):
     return [linear, args["rank"], args["alpha"]], {}
 
 
-def identity_arguments(p):
-    args = p.case.args
-    p.step = "creating the nn.Linear to wrap"
-    p.kept["linear"] = nn.Linear(args["in_dim"], args["out_dim"], bias=args["bias"]).to(p.dtype)
+def identity_arguments(probe):
+    args = probe.case.args
+    probe.step = "creating the nn.Linear to wrap"
+    probe.kept["linear"] = nn.Linear(args["in_dim"], args["out_dim"], bias=args["bias"]).to(probe.dtype)
     with torch.no_grad():
-        for name, param in p.kept["linear"].named_parameters():
-            param.copy_(p.tensor(f"state/linear.{name}"))
-    return [p.kept["linear"], args["rank"], args["alpha"]], {}
+        for name, param in probe.kept["linear"].named_parameters():
+            param.copy_(probe.tensor(f"state/linear.{name}"))
+    return [probe.kept["linear"], args["rank"], args["alpha"]], {}
 
 
-def record_identity(p):
+def record_identity(probe):
     """Right after construction: the same parameters as the layer given, and its output."""
-    wrapped = p.result
+    wrapped = probe.result
     if not isinstance(wrapped, nn.Module):
         raise ProbeFailure(f"LinearWithLoRA(...) should be an nn.Module, got {type(wrapped).__name__}")
-    given = {id(param): name for name, param in p.kept["linear"].named_parameters()}
+    given = {id(param): name for name, param in probe.kept["linear"].named_parameters()}
     kept = sorted(given[id(param)] for param in wrapped.parameters() if id(param) in given)
-    p.record_value("wrapped_parameters_kept", kept, "the parameters of the layer given that are still in use")
+    probe.record_value("wrapped_parameters_kept", kept, "the parameters of the layer given that are still in use")
     # The LoRA layer is made in the default dtype: move the whole module to the case's dtype, as
     # a training script would (.to keeps the Parameter objects, so the check above still holds).
-    p.prepare(wrapped)
-    p.kept["linear"].to(device=p.device, dtype=p.dtype)  # already there when it is kept; a copy leaves it behind
-    p.step = "running the new LinearWithLoRA on an input"
-    x = p.tensor("x")
+    probe.prepare(wrapped)
+    probe.kept["linear"].to(device=probe.device, dtype=probe.dtype)  # already there when it is kept; a copy leaves it behind
+    probe.step = "running the new LinearWithLoRA on an input"
+    x = probe.tensor("x")
     with torch.no_grad():
         out = wrapped(x)
-        p.record("out_at_init", out, "the output right after construction")
-        p.record("linear_out", p.kept["linear"](x), "the wrapped layer's own output")
+        probe.record("out_at_init", out, "the output right after construction")
+        probe.record("linear_out", probe.kept["linear"](x), "the wrapped layer's own output")
 
 
 def _wrapped_layer_trainable(module):
@@ -271,21 +271,21 @@ def build_nested(args, gpt_model=None):
     return model
 
 
-def replace_arguments(p):
+def replace_arguments(probe):
     """replace_linear_with_lora(model, rank, alpha) on the case's model with the case's
     weights, the base frozen as the notebook freezes it."""
-    args = p.case.args
-    gpt_model = p.name("GPTModel") if args["model"] == "gpt" else None
-    p.step = "building the model the test passes in"
-    model = p.module_input("model", build_nested(args, gpt_model))
+    args = probe.case.args
+    gpt_model = probe.name("GPTModel") if args["model"] == "gpt" else None
+    probe.step = "building the model the test passes in"
+    model = probe.module_input("model", build_nested(args, gpt_model))
     for param in model.parameters():
         param.requires_grad = False
-    p.kept["model"] = model
-    p.kept["before"] = dict(model.named_modules())
-    p.kept["old_parameters"] = {id(param) for param in model.parameters()}
-    p.kept["linears"] = {name: module for name, module in p.kept["before"].items() if isinstance(module, nn.Linear)}
+    probe.kept["model"] = model
+    probe.kept["before"] = dict(model.named_modules())
+    probe.kept["old_parameters"] = {id(param) for param in model.parameters()}
+    probe.kept["linears"] = {name: module for name, module in probe.kept["before"].items() if isinstance(module, nn.Linear)}
     with torch.no_grad():
-        p.kept["out_before"] = model(p.tensor("ids"))
+        probe.kept["out_before"] = model(probe.tensor("ids"))
     return [model, args["rank"], args["alpha"]], {}
 
 
@@ -327,56 +327,56 @@ def _update_values(name, param):
     return (0.3 * torch.randn(tuple(param.shape), generator=generator, dtype=torch.float64)).to(param.dtype)
 
 
-def record_replaced(p):
+def record_replaced(probe):
     """For every place that held an nn.Linear, what holds it now; every other module still in
     its place; the trainable parameters; the output (LoRA's B is zero: it must not change); the
     output once the new parameters are given non-zero values (the updates must be used)."""
-    model = p.kept["model"]
+    model = probe.kept["model"]
     dotted = sorted(f"{prefix}.{name}".lstrip(".") for prefix, module in model.named_modules()
                     for name in module._modules if "." in name)
-    p.record_value("dotted_children", dotted, "children whose names hold dots")
-    p.record_value("places", {name: describe_place(module_at(model, name), original)
-                              for name, original in p.kept["linears"].items()},
+    probe.record_value("dotted_children", dotted, "children whose names hold dots")
+    probe.record_value("places", {name: describe_place(module_at(model, name), original)
+                              for name, original in probe.kept["linears"].items()},
                    "what stands where each nn.Linear was")
-    others = sorted(name for name, module in p.kept["before"].items()
-                    if name and name not in p.kept["linears"] and not any(name.startswith(lin + ".") for lin in p.kept["linears"])
+    others = sorted(name for name, module in probe.kept["before"].items()
+                    if name and name not in probe.kept["linears"] and not any(name.startswith(lin + ".") for lin in probe.kept["linears"])
                     and module_at(model, name) is not module)
-    p.record_value("others_moved", others, "the other modules no longer in their place")
+    probe.record_value("others_moved", others, "the other modules no longer in their place")
     trainable = sum(param.numel() for param in model.parameters() if param.requires_grad)
-    p.record_value("trainable", trainable, "the number of trainable parameters (the base frozen)")
-    p.step = "running the model after your function changed it"
+    probe.record_value("trainable", trainable, "the number of trainable parameters (the base frozen)")
+    probe.step = "running the model after your function changed it"
     # The new LoRA parameters are made on the CPU; the notebook moves the model afterwards, as here.
-    model.to(device=p.device, dtype=p.dtype)
+    model.to(device=probe.device, dtype=probe.dtype)
     with torch.no_grad():
-        out = model(p.tensor("ids"))
-    p.record_value("output_unchanged", bool(torch.allclose(out, p.kept["out_before"], rtol=1e-5, atol=1e-6)),
+        out = model(probe.tensor("ids"))
+    probe.record_value("output_unchanged", bool(torch.allclose(out, probe.kept["out_before"], rtol=1e-5, atol=1e-6)),
                    "whether the model computes what it did before (B starts at zero)")
-    old = p.kept["old_parameters"]
-    p.step = "giving the new parameters (A and B of every LoRA layer) non-zero values and running the model"
+    old = probe.kept["old_parameters"]
+    probe.step = "giving the new parameters (A and B of every LoRA layer) non-zero values and running the model"
     with torch.no_grad():
         for name, param in model.named_parameters():
             if id(param) not in old:
                 param.copy_(_update_values(name, param))
-        p.record("output_with_updates", model(p.tensor("ids")), "the output once A and B are not zero")
+        probe.record("output_with_updates", model(probe.tensor("ids")), "the output once A and B are not zero")
 
 
-def count_arguments(p):
+def count_arguments(probe):
     """GPT-2 small (or another size) with a 2-class head on the meta device, frozen."""
-    args = p.case.args
-    p.step = "building GPT-2 small on the meta device"
+    args = probe.case.args
+    probe.step = "building GPT-2 small on the meta device"
     with torch.device("meta"):
-        model = build_nested(args, p.name("GPTModel"))
+        model = build_nested(args, probe.name("GPTModel"))
     for param in model.parameters():
         param.requires_grad = False
-    p.kept["model"] = model
+    probe.kept["model"] = model
     return [model, args["rank"], args["alpha"]], {}
 
 
-def record_count(p):
-    model = p.kept["model"]
-    p.record_value("trainable", sum(param.numel() for param in model.parameters() if param.requires_grad),
+def record_count(probe):
+    model = probe.kept["model"]
+    probe.record_value("trainable", sum(param.numel() for param in model.parameters() if param.requires_grad),
                    "the number of trainable parameters (the base frozen)")
-    p.record_value("total", sum(param.numel() for param in model.parameters()),
+    probe.record_value("total", sum(param.numel() for param in model.parameters()),
                    "the number of parameters in all")
 
 
@@ -559,7 +559,7 @@ def _replace_hint(key, got, expected, case):
 SPECS = {
     "8.1": TaskSpec(
         probes={"forward": kinds.ModuleForward(lora_arguments, attributes=("A", "B"), initial_values=("B",)),
-                "init": _Initialisation(lambda p: lora_arguments(p.case.args), outputs=(), also=record_initial_lora)},
+                "init": _Initialisation(lambda probe: lora_arguments(probe.case.args), outputs=(), also=record_initial_lora)},
         hints=(_init_hint, lora_output_hint)),
     "8.2": TaskSpec(
         probes={"forward": kinds.ModuleForward(wrapped_arguments, attributes=("linear",),

@@ -35,19 +35,19 @@ RESPONSE_HEADER = "### Response:"
 # 9.1 format_input
 # ------------------------------------------------------------------------------------------
 
-def format_arguments(p):
+def format_arguments(probe):
     """format_input(entry) on a copy of the case's entry (kept to see whether it was changed)."""
-    p.kept["entry"] = dict(p.case.args["entry"])
-    return [p.kept["entry"]], {}
+    probe.kept["entry"] = dict(probe.case.args["entry"])
+    return [probe.kept["entry"]], {}
 
 
-def record_prompt(p):
+def record_prompt(probe):
     """The entry as the call left it, then the returned prompt (a str)."""
-    p.record_value("entry_after", dict(p.kept["entry"]), "the entry passed in, after the call")
-    if not isinstance(p.result, str):
-        advice = ": return the string (print only shows it)" if p.result is None else ""
-        raise ProbeFailure(f"format_input should return a str, got {type(p.result).__name__}{advice}")
-    p.record_value("prompt", p.result, "the returned prompt")
+    probe.record_value("entry_after", dict(probe.kept["entry"]), "the entry passed in, after the call")
+    if not isinstance(probe.result, str):
+        advice = ": return the string (print only shows it)" if probe.result is None else ""
+        raise ProbeFailure(f"format_input should return a str, got {type(probe.result).__name__}{advice}")
+    probe.record_value("prompt", probe.result, "the returned prompt")
 
 
 def first_difference(got, expected):
@@ -144,20 +144,20 @@ def _header_written_differently(have, want):
 COLLATE_SETTINGS = ("pad_token_id", "ignore_index", "allowed_max_length")
 
 
-def collate_arguments(p):
+def collate_arguments(probe):
     """custom_collate_fn(batch, [settings], device=...): the batch is a list of lists of token
     ids (what the DataLoader gives from a data set of token-id lists), a copy the call may
     change; the settings the case names are passed by keyword."""
-    p.kept["batch"] = [list(entry) for entry in p.case.args["batch"]]
-    keywords = {key: p.case.args[key] for key in COLLATE_SETTINGS if key in p.case.args}
-    keywords["device"] = p.case.device
-    return [p.kept["batch"]], keywords
+    probe.kept["batch"] = [list(entry) for entry in probe.case.args["batch"]]
+    keywords = {key: probe.case.args[key] for key in COLLATE_SETTINGS if key in probe.case.args}
+    keywords["device"] = probe.case.device
+    return [probe.kept["batch"]], keywords
 
 
-def record_collated(p):
+def record_collated(probe):
     """The batch as the call left it, then dtypes, shapes and values of inputs and targets."""
-    p.record_value("batch_after", [list(entry) for entry in p.kept["batch"]], "the batch passed in, after the call")
-    result = p.result
+    probe.record_value("batch_after", [list(entry) for entry in probe.kept["batch"]], "the batch passed in, after the call")
+    result = probe.result
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise ProbeFailure("custom_collate_fn should return two tensors, (inputs, targets), got "
                            + type(result).__name__ + (f" of length {len(result)}" if isinstance(result, (tuple, list))
@@ -165,18 +165,18 @@ def record_collated(p):
     for name, value in zip(("inputs", "targets"), result):
         if not isinstance(value, torch.Tensor):
             raise ProbeFailure(f"the {name} should be a tensor (one row per entry), got {type(value).__name__}")
-        if not same_device(value.device, p.device):
+        if not same_device(value.device, probe.device):
             raise DeviceMixError(
                 f"the {name} came back on the {value.device.type}, but the call asked for device="
-                f"{p.case.device!r} (PyTorch's 'meta' device stands in for a GPU here): move both tensors with "
+                f"{probe.case.device!r} (PyTorch's 'meta' device stands in for a GPU here): move both tensors with "
                 f".to(device) before returning them")
     inputs, targets = result
-    p.record_value("dtypes", {"inputs": _dtype(inputs), "targets": _dtype(targets)},
+    probe.record_value("dtypes", {"inputs": _dtype(inputs), "targets": _dtype(targets)},
                    "the dtypes of inputs and targets")
-    p.record_value("shapes", {"inputs": list(inputs.shape), "targets": list(targets.shape)},
+    probe.record_value("shapes", {"inputs": list(inputs.shape), "targets": list(targets.shape)},
                    "the shapes of inputs and targets")
-    p.record_value("inputs", _rows(inputs), "the inputs, row by row")
-    p.record_value("targets", _rows(targets), "the targets, row by row")
+    probe.record_value("inputs", _rows(inputs), "the inputs, row by row")
+    probe.record_value("targets", _rows(targets), "the targets, row by row")
 
 
 def same_device(actual, wanted):

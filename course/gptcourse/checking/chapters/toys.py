@@ -6,8 +6,8 @@ make a mistake in chapter 04 fail every later chapter, and would cost too much f
 self-check; so the public cases use one of these toys, which have a GPT's interface (token
 ids of shape (batch, num_tokens) in, logits out) at a tiny cost, and the hidden cases add a
 small GPTModel. The toys live here, apart from the chapters, because the public chapter
-modules and the hidden cases (grader/chapters/) both build them: the hidden side makes a
-toy's weights, the public side runs it.
+modules and the grader's chapter modules (grader/chapters/) both build them: the grader's side
+makes a toy's weights, the public side runs it.
 
 Each model keeps the name it had when it lived in its chapter: the names show in the
 messages students read ("calling generate(NextTokenModel(), ...)"). Random initialisation

@@ -28,11 +28,11 @@ Words as this code uses them (docs/authoring.md has the whole list)
   "dropout", "raises", ...) that says which kind runs it.
 - kind: an instance of a `Kind` subclass from this package, which a chapter module registers
   in the task's TaskSpec.probes[case kind]; `probes.kind_of(case)` finds it.
-- probe: one run of a kind on one case. `Kind.probe(p)` gets `p`, a `probes.Probe` holding
-  the case, the context (`p.ctx`: graded names, scratch folder, seed, tokenizer) and the
-  student's object (`p.obj`); `p.step` says what is being done, for the message if it fails.
-- observation: one entry of the flat dict of plain values a probe records (`p.record`,
-  `p.record_value`) under a key: "out", "grad/x", "item/3". The judge (judge.py) compares the
+- probe: one run of a kind on one case. `Kind.probe(probe)` gets `probe`, a `probes.Probe` holding
+  the case, the context (`probe.ctx`: graded names, scratch folder, seed, tokenizer) and the
+  student's object (`probe.obj`); `probe.step` says what is being done, for the message if it fails.
+- observation: one entry of the flat dict of plain values a probe records (`probe.record`,
+  `probe.record_value`) under a key: "out", "grad/x", "item/3". The judge (judge.py) compares the
   student's observations (`got`) with the reference's (`expected`) key by key.
 - message: what the student reads about a task; a kind's fixed sentence for one wrong
   observation is its `messages[key]`.

@@ -13,7 +13,7 @@ class Kind:
     hints = ()
     returned = ()  # the observations that hold what the graded function returned (None is then said first)
 
-    def probe(self, p):
+    def probe(self, probe):
         raise NotImplementedError
 
     def owns(self, key):
@@ -23,9 +23,9 @@ class Kind:
         return None
 
 
-def _describe_call(p, positional, keywords):
+def _describe_call(probe, positional, keywords):
     """'attn_scores, d_k=2': inputs by their case name, other values by a short repr."""
-    names = {id(given): name for name, (_, given) in p.inputs.items()}
+    names = {id(given): name for name, (_, given) in probe.inputs.items()}
 
     def show(value):
         if id(value) in names:

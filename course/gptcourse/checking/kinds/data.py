@@ -18,7 +18,7 @@ from .base import Kind, _describe_call
 class Dataset(Kind):
     """A torch Dataset: its length and the items the case's args["items"] lists.
 
-    construct(p) -> (positional, keywords), e.g. a text, p.ctx.tokenizer and sizes.
+    construct(probe) -> (positional, keywords), e.g. a text, probe.ctx.tokenizer and sizes.
     item_types: also record what the first listed item is made of (`item_types`: "tensor
     int64" per element), so that a list of ints or a float tensor is named as such before
     its values are compared (values are compared as numbers, whatever their dtype).
@@ -33,31 +33,31 @@ class Dataset(Kind):
         if types_message:
             self.messages = {"item_types": types_message}
 
-    def probe(self, p):
-        positional, keywords = self.construct(p)
-        if p.case.args.get("may_refuse"):
+    def probe(self, probe):
+        positional, keywords = self.construct(probe)
+        if probe.case.args.get("may_refuse"):
             # Where the spec allows either an empty data set or an error (a text too short for
-            # one window), an exception is an answer, recorded as such; the hidden side lists
+            # one window), an exception is an answer, recorded as such; the grader's side lists
             # {"refused": True} as an accepted alternative to the reference's empty data set.
             try:
-                dataset = p.construct(p.obj, positional, keywords, module=False)
+                dataset = probe.construct(probe.obj, positional, keywords, module=False)
             except Exception:  # noqa: BLE001 - any deliberate refusal will do
-                p.record_value("refused", True, "whether creating it raised an error")
+                probe.record_value("refused", True, "whether creating it raised an error")
                 return
-            p.record_value("refused", False, "whether creating it raised an error")
+            probe.record_value("refused", False, "whether creating it raised an error")
         else:
-            dataset = p.construct(p.obj, positional, keywords, module=False)
+            dataset = probe.construct(probe.obj, positional, keywords, module=False)
         if not isinstance(dataset, torch.utils.data.Dataset):
             raise ProbeFailure(f"{type(dataset).__name__} should be a subclass of torch.utils.data.Dataset")
-        p.step = "calling len() of your dataset"
-        p.record_value("len", len(dataset), "len(dataset)")
-        items = p.case.args.get(self.items_arg, [0])
+        probe.step = "calling len() of your dataset"
+        probe.record_value("len", len(dataset), "len(dataset)")
+        items = probe.case.args.get(self.items_arg, [0])
         for position, i in enumerate(items):
-            p.step = f"reading item {i} of your dataset"
+            probe.step = f"reading item {i} of your dataset"
             item = dataset[i]
             if self.item_types and position == 0:
-                p.record_value("item_types", describe_types(item), f"the types in dataset[{i}]")
-            p.record_value(f"item/{i}", item, f"dataset[{i}]")
+                probe.record_value("item_types", describe_types(item), f"the types in dataset[{i}]")
+            probe.record_value(f"item/{i}", item, f"dataset[{i}]")
 
 
 def describe_types(value):
@@ -72,7 +72,7 @@ def describe_types(value):
 class Loader(Kind):
     """A function that returns a DataLoader: how many batches, and what they hold.
 
-    call(p) -> (positional, keywords). What is recorded besides `num_batches` follows the
+    call(probe) -> (positional, keywords). What is recorded besides `num_batches` follows the
     case's args:
     - "batches" (default 2): the first batches, compared as they are (a loader that does
       not shuffle);
@@ -87,36 +87,36 @@ class Loader(Kind):
         self.call = call
         self.hints = (sampler_hint,)
 
-    def probe(self, p):
-        positional, keywords = self.call(p)
-        fn = p.obj
-        p.step = f"calling {getattr(fn, '__name__', 'your function')}({_describe_call(p, positional, keywords)})"
+    def probe(self, probe):
+        positional, keywords = self.call(probe)
+        fn = probe.obj
+        probe.step = f"calling {getattr(fn, '__name__', 'your function')}({_describe_call(probe, positional, keywords)})"
         loader = fn(*positional, **keywords)
         if not isinstance(loader, torch.utils.data.DataLoader):
             raise ProbeFailure(f"{getattr(fn, '__name__', 'your function')} should return a "
                                f"torch.utils.data.DataLoader, got {type(loader).__name__}")
-        p.step = "calling len() of the returned loader"
-        p.record_value("num_batches", len(loader), "len(loader)")
-        args = p.case.args
+        probe.step = "calling len() of the returned loader"
+        probe.record_value("num_batches", len(loader), "len(loader)")
+        args = probe.case.args
         if args.get("sampler"):
-            p.record_value("sampler", type(loader.sampler).__name__, "the loader's sampler")
+            probe.record_value("sampler", type(loader.sampler).__name__, "the loader's sampler")
         wanted = args.get("batches", 2)
         read_all = args.get("batch_shapes") or args.get("windows")
         shapes, rows = [], []
         for i, batch in enumerate(loader):
             if i >= wanted and not read_all:
                 break
-            p.step = f"reading batch {i} of the loader"
+            probe.step = f"reading batch {i} of the loader"
             if i < wanted:
-                p.record_value(f"batch/{i}", batch, f"batch {i}")
+                probe.record_value(f"batch/{i}", batch, f"batch {i}")
             if args.get("batch_shapes"):
                 shapes.append(describe_shapes(batch))
             if args.get("windows"):
                 rows.extend(_window_rows(batch))
         if args.get("batch_shapes"):
-            p.record_value("batch_shapes", sorted(shapes), "the shapes of the batches")
+            probe.record_value("batch_shapes", sorted(shapes), "the shapes of the batches")
         if args.get("windows"):
-            p.record_value("windows", sorted(rows), "every (input, target) window of the loader, sorted")
+            probe.record_value("windows", sorted(rows), "every (input, target) window of the loader, sorted")
 
 
 def sampler_hint(key, got, expected, case):
@@ -150,7 +150,7 @@ def to_int_rows(value):
 class FileRoundTrip(Kind):
     """Write with one graded function, read back with another, through a file in ctx.scratch.
 
-    write(p, writer, path) calls the writer; read(p, reader, path) calls the reader and
+    write(probe, writer, path) calls the writer; read(probe, reader, path) calls the reader and
     returns what to record (e.g. the state it restored). The file name is args["filename"].
     """
 
@@ -158,12 +158,12 @@ class FileRoundTrip(Kind):
         self.writer, self.reader = writer, reader
         self.write, self.read = write, read
 
-    def probe(self, p):
-        path = os.path.join(p.ctx.scratch, p.case.args.get("filename", "round_trip.bin"))
-        p.step = f"calling {self.writer}(..., {os.path.basename(path)!r})"
-        self.write(p, p.name(self.writer), path)
+    def probe(self, probe):
+        path = os.path.join(probe.ctx.scratch, probe.case.args.get("filename", "round_trip.bin"))
+        probe.step = f"calling {self.writer}(..., {os.path.basename(path)!r})"
+        self.write(probe, probe.name(self.writer), path)
         if not os.path.isfile(path):
             raise ProbeFailure(f"{self.writer} did not write a file at the path it was given")
-        p.record_value("file_written", True, "whether a file was written")
-        p.step = f"calling {self.reader}({os.path.basename(path)!r}, ...)"
-        p.record_value("read_back", self.read(p, p.name(self.reader), path), f"what {self.reader} returned")
+        probe.record_value("file_written", True, "whether a file was written")
+        probe.step = f"calling {self.reader}({os.path.basename(path)!r}, ...)"
+        probe.record_value("read_back", self.read(probe, probe.name(self.reader), path), f"what {self.reader} returned")

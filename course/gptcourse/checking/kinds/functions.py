@@ -17,17 +17,17 @@ from .base import Kind, _describe_call
 class Function(Kind):
     """A function called once on values built from the case; every returned value recorded.
 
-    call(p) -> (positional, keywords): use p.input(name, requires_grad) for the case's arrays
-    (watched for in-place changes, gradients taken from them), p.case.args for plain values
-    (numbers, text, nested lists), p.ctx for the tokenizer, earlier names or files.
+    call(probe) -> (positional, keywords): use probe.input(name, requires_grad) for the case's arrays
+    (watched for in-place changes, gradients taken from them), probe.case.args for plain values
+    (numbers, text, nested lists), probe.ctx for the tokenizer, earlier names or files.
     outputs: a key per returned value, or (key, description) pairs; with more than one the
     function must return a tuple of that length. tensors: the outputs must be tensors (the
     feedback says so when they are not); otherwise any plain value is recorded. grad_of: the
     output to backpropagate from (with the case's grad_seed); gradients of the inputs that
     require grad are recorded. name: the graded name to call (default: the task's first).
     device_pass: run once more on the meta device (default: when the outputs are tensors).
-    also(p): record more observations after the call (what a model passed in saw, say; the
-    returned value is p.result).
+    also(probe): record more observations after the call (what a model passed in saw, say; the
+    returned value is probe.result).
     scalars: a returned 0-d tensor is recorded as a Python number (a mean loss may be either).
     """
 
@@ -43,29 +43,29 @@ class Function(Kind):
         self.device_pass = tensors if device_pass is None else device_pass
         self.returned = tuple(key for key, _ in self.outputs) if len(self.outputs) == 1 else ()
 
-    def probe(self, p):
-        fn = p.name(self.name) if self.name else p.obj
+    def probe(self, probe):
+        fn = probe.name(self.name) if self.name else probe.obj
         fn_name = getattr(fn, "__name__", self.name or "your function")
-        positional, keywords = self.call(p)
-        p.step = f"calling {fn_name}({_describe_call(p, positional, keywords)})"
+        positional, keywords = self.call(probe)
+        probe.step = f"calling {fn_name}({_describe_call(probe, positional, keywords)})"
         result = fn(*positional, **keywords)
-        p.result = result  # for also(p)
+        probe.result = result  # for also(probe)
         values = self._split(result, fn_name)
         for (key, what), value in zip(self.outputs, values):
             if self.scalars:
                 value = as_number(value)
-            (p.record if self.tensors else p.record_value)(key, value, what)
-        p.record_inputs_after()
+            (probe.record if self.tensors else probe.record_value)(key, value, what)
+        probe.record_inputs_after()
         if self.also:
-            self.also(p)
+            self.also(probe)
         if self.grad_of:
             keys = [key for key, _ in self.outputs]
-            p.step = f"backpropagating from {dict(self.outputs)[self.grad_of]} to the inputs"
-            p.backward(values[keys.index(self.grad_of)])
-            p.record_input_grads()
+            probe.step = f"backpropagating from {dict(self.outputs)[self.grad_of]} to the inputs"
+            probe.backward(values[keys.index(self.grad_of)])
+            probe.record_input_grads()
 
     def _split(self, result, fn_name):
-        if not self.outputs:  # called for what it does; also(p) records that
+        if not self.outputs:  # called for what it does; also(probe) records that
             return []
         if len(self.outputs) == 1:
             return [result]
@@ -94,21 +94,21 @@ class Repeated(Kind):
         self.name = name
         self.what = what
 
-    def probe(self, p):
-        fn = p.name(self.name) if self.name else p.obj
+    def probe(self, probe):
+        fn = probe.name(self.name) if self.name else probe.obj
         fn_name = getattr(fn, "__name__", self.name or "your function")
         results = []
-        for row in p.case.args["calls"]:
-            p.step = f"calling {fn_name}({', '.join(repr(v) for v in row)})"
+        for row in probe.case.args["calls"]:
+            probe.step = f"calling {fn_name}({', '.join(repr(v) for v in row)})"
             value = fn(*row)
             results.append(as_number(value))
-        p.record_value("results", results, self.what)
+        probe.record_value("results", results, self.what)
 
 
 class Methods(Kind):
     """A class: construct it, then call the methods the case lists, recording each result.
 
-    construct(p) -> (positional, keywords). The case's args["calls"] is a list of
+    construct(probe) -> (positional, keywords). The case's args["calls"] is a list of
     {"method": name, "args": [...], "kwargs": {...}}; an argument {"$array": name} is the
     case's array as a tensor, {"$result": i} the result of call i (decode(encode(text))).
     load_state: copy the case's state/<name> arrays into it first (a module).
@@ -119,31 +119,31 @@ class Methods(Kind):
         self.load_state = load_state
         self.module = module
 
-    def probe(self, p):
-        positional, keywords = self.construct(p)
-        obj = p.construct(p.obj, positional, keywords, module=self.module)
+    def probe(self, probe):
+        positional, keywords = self.construct(probe)
+        obj = probe.construct(probe.obj, positional, keywords, module=self.module)
         if self.load_state:
-            p.load_state(obj)
-            p.prepare(obj, train=False)
+            probe.load_state(obj)
+            probe.prepare(obj, train=False)
         results = []
-        for i, call in enumerate(p.case.args["calls"]):
+        for i, call in enumerate(probe.case.args["calls"]):
             method = call["method"]
-            args = [self._resolve(p, v, results) for v in call.get("args", [])]
-            kwargs = {k: self._resolve(p, v, results) for k, v in call.get("kwargs", {}).items()}
-            p.step = f"calling .{method}({_describe_call(p, args, kwargs)}) (call {i + 1})"
+            args = [self._resolve(probe, v, results) for v in call.get("args", [])]
+            kwargs = {k: self._resolve(probe, v, results) for k, v in call.get("kwargs", {}).items()}
+            probe.step = f"calling .{method}({_describe_call(probe, args, kwargs)}) (call {i + 1})"
             bound = getattr(obj, method, None)
             if not callable(bound):
                 raise ProbeFailure(f"{type(obj).__name__} has no method {method}()")
             with torch.no_grad():
                 results.append(bound(*args, **kwargs))
-            p.record_value(f"call_{i}/{method}", results[-1], f"the result of .{method}()")
+            probe.record_value(f"call_{i}/{method}", results[-1], f"the result of .{method}()")
 
     @staticmethod
-    def _resolve(p, value, results):
+    def _resolve(probe, value, results):
         if isinstance(value, dict) and set(value) == {"$array"}:
-            return p.tensor(value["$array"])
+            return probe.tensor(value["$array"])
         if isinstance(value, dict) and set(value) == {"$result"}:
             return results[value["$result"]]
         if isinstance(value, list):
-            return [Methods._resolve(p, v, results) for v in value]
+            return [Methods._resolve(probe, v, results) for v in value]
         return value

@@ -81,51 +81,51 @@ class ModuleForward(Kind):
                                              + (f" ({extra_parameters_hint})" if extra_parameters_hint else "")}
         self.hints = (eval_mode_hint, causal_prefix_hint)
 
-    def probe(self, p):
-        positional, keywords = self.construct(p.case.args)
-        module = p.construct(p.obj, positional, keywords)
+    def probe(self, probe):
+        positional, keywords = self.construct(probe.case.args)
+        module = probe.construct(probe.obj, positional, keywords)
         if self.after_construct:
             self.after_construct(module)
-        if self.attributes and not p.meta:
-            p.step = "inspecting your module's attributes"
-            p.obs["structure"] = {name: self.describe[name](module, p.case) for name in self.attributes}
-        if self.initial_values and not p.meta:
-            p.record_initial_values(module, self.initial_values)
-        p.load_state(module)
-        p.prepare(module, train=False)
+        if self.attributes and not probe.meta:
+            probe.step = "inspecting your module's attributes"
+            probe.obs["structure"] = {name: self.describe[name](module, probe.case) for name in self.attributes}
+        if self.initial_values and not probe.meta:
+            probe.record_initial_values(module, self.initial_values)
+        probe.load_state(module)
+        probe.prepare(module, train=False)
 
-        x = p.input("x", requires_grad=np.asarray(p.case.arrays["x"]).dtype.kind == "f")
-        p.step = "running forward in eval mode"
+        x = probe.input("x", requires_grad=np.asarray(probe.case.arrays["x"]).dtype.kind == "f")
+        probe.step = "running forward in eval mode"
         out = module(x)
-        p.record("out", out, "the output of forward")
-        if p.meta:
+        probe.record("out", out, "the output of forward")
+        if probe.meta:
             # The device pass needs each code path once, not the numbers: eval, then train mode.
-            p.step = "running forward in train mode"
+            probe.step = "running forward in train mode"
             module.train()
             with torch.no_grad():
-                module(p.tensor("x"))
+                module(probe.tensor("x"))
             return
-        p.record_inputs_after()
-        p.step = "running forward in eval mode a second time"
+        probe.record_inputs_after()
+        probe.step = "running forward in eval mode a second time"
         with torch.no_grad():
-            p.record("out_again", module(p.tensor("x")), "the output of forward")
-        p.step = "backpropagating from the output"
-        p.backward(out)
-        p.record_input_grads()
-        p.record_parameter_grads(module)
+            probe.record("out_again", module(probe.tensor("x")), "the output of forward")
+        probe.step = "backpropagating from the output"
+        probe.backward(out)
+        probe.record_input_grads()
+        probe.record_parameter_grads(module)
 
-        if "x_future" in p.case.arrays:
-            t = p.case.args["causal_t"]
-            p.step = "running forward on an input whose tokens after position t were changed"
+        if "x_future" in probe.case.arrays:
+            t = probe.case.args["causal_t"]
+            probe.step = "running forward on an input whose tokens after position t were changed"
             with torch.no_grad():
-                out_future = module(p.tensor("x_future"))
-            p.record("out_future_prefix", out_future[:, : t + 1], "the output of forward")
+                out_future = module(probe.tensor("x_future"))
+            probe.record("out_future_prefix", out_future[:, : t + 1], "the output of forward")
 
-        if self.same_in_train_mode(p.case.args):
-            p.step = "running forward in train mode"
+        if self.same_in_train_mode(probe.case.args):
+            probe.step = "running forward in train mode"
             module.train()
             with torch.no_grad():
-                p.record("out_train", module(p.tensor("x")), "the output of forward")
+                probe.record("out_train", module(probe.tensor("x")), "the output of forward")
 
 
 class ModuleDropout(Kind):
@@ -133,7 +133,7 @@ class ModuleDropout(Kind):
 
     Which train-mode outputs are right depends on where dropout belongs, so the chapter
     gives `train_judge(got, expected, case) -> message or None`; it sees the whole
-    observations (train_0, train_1, ...) and whatever the hidden side added to `expected`.
+    observations (train_0, train_1, ...) and whatever the grader's side added to `expected`.
     """
 
     def __init__(self, construct, train_judge, passes=3):
@@ -142,20 +142,20 @@ class ModuleDropout(Kind):
         self.passes = passes
         self.hints = (eval_mode_hint,)
 
-    def probe(self, p):
-        positional, keywords = self.construct(p.case.args)
-        module = p.construct(p.obj, positional, keywords)
-        p.load_state(module)
-        p.prepare(module, train=True)
-        x = p.tensor("x")
+    def probe(self, probe):
+        positional, keywords = self.construct(probe.case.args)
+        module = probe.construct(probe.obj, positional, keywords)
+        probe.load_state(module)
+        probe.prepare(module, train=True)
+        x = probe.tensor("x")
         with torch.no_grad():
             for i in range(self.passes):
-                p.step = f"running forward in train mode (pass {i + 1})"
-                p.record(f"train_{i}", module(x), "the output of forward")
-            p.step = "running forward in eval mode after training mode"
+                probe.step = f"running forward in train mode (pass {i + 1})"
+                probe.record(f"train_{i}", module(x), "the output of forward")
+            probe.step = "running forward in eval mode after training mode"
             module.eval()
-            p.record("out_eval", module(x), "the output of forward")
-            p.record("out_eval_again", module(x), "the output of forward")
+            probe.record("out_eval", module(x), "the output of forward")
+            probe.record("out_eval_again", module(x), "the output of forward")
 
     def owns(self, key):
         return key.startswith("train_")
@@ -176,14 +176,14 @@ class ModuleSize(Kind):
     def __init__(self, construct):
         self.construct = construct
 
-    def probe(self, p):
-        positional, keywords = self.construct(p.case.args)
+    def probe(self, probe):
+        positional, keywords = self.construct(probe.case.args)
         with torch.device("meta"):
-            module = p.construct(p.obj, positional, keywords)
-        p.step = "counting your module's parameters"
-        p.record_value("num_parameters", sum(t.numel() for t in module.parameters()),
+            module = probe.construct(probe.obj, positional, keywords)
+        probe.step = "counting your module's parameters"
+        probe.record_value("num_parameters", sum(t.numel() for t in module.parameters()),
                        "the number of parameters")
-        p.record_value("children_parameters",
+        probe.record_value("children_parameters",
                        {name: sum(t.numel() for t in child.parameters()) for name, child in module.named_children()},
                        "the number of parameters of each part")
 
@@ -217,14 +217,14 @@ class ModuleSteps(Kind):
         self.train_judge = train_judge
         self.hints = (refusal_hint,)
 
-    def probe(self, p):
-        positional, keywords = self.construct(p.case.args)
-        module = p.construct(p.obj, positional, keywords)
-        p.load_state(module)
-        p.prepare(module, train=self.train_judge is not None)
+    def probe(self, probe):
+        positional, keywords = self.construct(probe.case.args)
+        module = probe.construct(probe.obj, positional, keywords)
+        probe.load_state(module)
+        probe.prepare(module, train=self.train_judge is not None)
         with torch.no_grad():
-            for i, step in enumerate(p.case.args["steps"]):
-                if not self._run_step(p, module, i + 1, step):
+            for i, step in enumerate(probe.case.args["steps"]):
+                if not self._run_step(probe, module, i + 1, step):
                     break
 
     TRAIN_MODE = " (train mode)"  # in the key of a call made in train mode
@@ -249,41 +249,41 @@ class ModuleSteps(Kind):
         first = next(k for k, _ in self.fed_chunks(case))
         return self.train_judge(got, expected, case) if key == first else None
 
-    def _run_step(self, p, module, number, step):
+    def _run_step(self, probe, module, number, step):
         """Run one step; False when the script stops here."""
         if "call" in step:
-            p.step = f"calling .{step['call']}() (step {number})"
+            probe.step = f"calling .{step['call']}() (step {number})"
             method = getattr(module, step["call"], None)
             if not callable(method):
                 raise ProbeFailure(f"{type(module).__name__} has no method {step['call']}()")
             method()
             return True
         if "none" in step:
-            p.step = f"looking at {', '.join(step['none'])} (step {number})"
-            if not p.meta:
-                p.record_value(f"step {number}: " + ", ".join(f"{name} is None" for name in step["none"]),
+            probe.step = f"looking at {', '.join(step['none'])} (step {number})"
+            if not probe.meta:
+                probe.record_value(f"step {number}: " + ", ".join(f"{name} is None" for name in step["none"]),
                                {name: getattr(module, name, "missing") is None for name in step["none"]},
                                "which attributes are None")
             return True
         start, end = step["feed"]
         kwargs = step.get("kwargs", {})
-        x = p.tensor(step.get("array", "x"))[:, start:end]
+        x = probe.tensor(step.get("array", "x"))[:, start:end]
         what = self._feed_key(number, step)
-        p.step = f"calling forward on {what.split(': ', 1)[1]} (step {number})"
+        probe.step = f"calling forward on {what.split(': ', 1)[1]} (step {number})"
         if not step.get("raises"):
             output = module(x, **kwargs)
-            if not p.meta:
-                p.record(what, output, "the output")
+            if not probe.meta:
+                probe.record(what, output, "the output")
             return True
-        if p.meta:
+        if probe.meta:
             return False
         try:
             module(x, **kwargs)
         except Exception as error:  # any exception counts; where it came from is recorded
-            p.record_value(what + self.REFUSAL, {"raised": True, "by_your_code": raised_by_student(error)},
+            probe.record_value(what + self.REFUSAL, {"raised": True, "by_your_code": raised_by_student(error)},
                            "whether it raised")
         else:
-            p.record_value(what + self.REFUSAL, {"raised": False, "by_your_code": False}, "whether it raised")
+            probe.record_value(what + self.REFUSAL, {"raised": False, "by_your_code": False}, "whether it raised")
         return False
 
 
@@ -334,20 +334,20 @@ class RaisesOnConstruct(Kind):
         self.construct = construct
         self.messages = {"raises": message}
 
-    def probe(self, p):
-        positional, keywords = self.construct(p.case.args)
+    def probe(self, probe):
+        positional, keywords = self.construct(probe.case.args)
         try:
-            p.construct(p.obj, positional, keywords, module=False)
+            probe.construct(probe.obj, positional, keywords, module=False)
         except Exception:  # any exception is the requested behaviour here
-            p.obs["raises"] = True
+            probe.obs["raises"] = True
         else:
-            p.obs["raises"] = False
+            probe.obs["raises"] = False
 
 
 class RaisesOnCall(Kind):
     """A function that must refuse what the case gives it, with a message that says why.
 
-    call(p) -> (positional, keywords). Recorded: `raised` (any exception counts) and, when
+    call(probe) -> (positional, keywords). Recorded: `raised` (any exception counts) and, when
     message_ok(message, case) is given, `message_ok`: whether "Type: message" says what it
     must (names the offending tensor, say). messages: feedback for `raised` and `message_ok`.
     """
@@ -358,16 +358,16 @@ class RaisesOnCall(Kind):
         self.messages = dict(messages or {})
         self.name = name
 
-    def probe(self, p):
-        fn = p.name(self.name) if self.name else p.obj
-        positional, keywords = self.call(p)
-        p.step = f"calling {getattr(fn, '__name__', 'your function')}({_describe_call(p, positional, keywords)})"
+    def probe(self, probe):
+        fn = probe.name(self.name) if self.name else probe.obj
+        positional, keywords = self.call(probe)
+        probe.step = f"calling {getattr(fn, '__name__', 'your function')}({_describe_call(probe, positional, keywords)})"
         try:
             fn(*positional, **keywords)
         except Exception as error:  # any exception is the requested behaviour here
-            p.record_value("raised", True, "whether the call raised")
+            probe.record_value("raised", True, "whether the call raised")
             if self.message_ok:
                 text = f"{type(error).__name__}: {error}"
-                p.record_value("message_ok", bool(self.message_ok(text, p.case)), "whether the message says why")
+                probe.record_value("message_ok", bool(self.message_ok(text, probe.case)), "whether the message says why")
         else:
-            p.record_value("raised", False, "whether the call raised")
+            probe.record_value("raised", False, "whether the call raised")

@@ -17,9 +17,9 @@ from .statistics import _misfit, binomial_acceptance
 class Sampler(Kind):
     """A random sampler, drawn many times; judged on how often each outcome came up.
 
-    call(p, fn) -> a 1-D sequence of integer outcomes (the chapter decides how: one call
+    call(probe, fn) -> a 1-D sequence of integer outcomes (the chapter decides how: one call
     with a large batch, or a loop). args["num_outcomes"] outcomes are counted. The judge
-    needs expected["internals/probs"], each outcome's probability (the hidden side adds
+    needs expected["internals/probs"], each outcome's probability (the grader's side adds
     it): an outcome of probability 0 must never come up, one of probability 1 every time,
     and every other count must lie inside its exact binomial acceptance interval. Each
     interval leaves out at most false_failure / (number of such outcomes) of the binomial's
@@ -35,22 +35,22 @@ class Sampler(Kind):
         self.false_failure = false_failure
         self.describe = describe or (lambda k, case: f"outcome {k}")
 
-    def probe(self, p):
-        torch.manual_seed(p.ctx.seed % 2**31)
-        fn = p.obj
+    def probe(self, probe):
+        torch.manual_seed(probe.ctx.seed % 2**31)
+        fn = probe.obj
         step = f"drawing samples with {getattr(fn, '__name__', 'your function')}"
 
         def drawing(*args, **kwargs):  # the step is named when the code under test runs, whatever call did before
-            p.step = step
+            probe.step = step
             return fn(*args, **kwargs)
 
-        p.step = step
-        draws = np.asarray(to_int_list(self.call(p, drawing)), dtype=np.int64)
-        size = p.case.args["num_outcomes"]
+        probe.step = step
+        draws = np.asarray(to_int_list(self.call(probe, drawing)), dtype=np.int64)
+        size = probe.case.args["num_outcomes"]
         if draws.size and (draws.min() < 0 or draws.max() >= size):
             raise ProbeFailure(f"a sample is outside 0..{size - 1}: {int(draws.min())}..{int(draws.max())}")
-        p.record_value("num_draws", int(draws.size), "the number of samples")
-        p.record_value("counts", np.bincount(draws, minlength=size), "how often each outcome came up")
+        probe.record_value("num_draws", int(draws.size), "the number of samples")
+        probe.record_value("counts", np.bincount(draws, minlength=size), "how often each outcome came up")
 
     def owns(self, key):
         return key == "counts"

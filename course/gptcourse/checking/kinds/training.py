@@ -18,8 +18,8 @@ from .base import Kind
 class TrainingLoop(Kind):
     """A training function run on a small model the kind builds from the case.
 
-    build(p) -> dict of objects with at least "model" and "optimizer" (and loaders...);
-    call(p, fn, objects) calls the student's function and returns its result. Recorded:
+    build(probe) -> dict of objects with at least "model" and "optimizer" (and loaders...);
+    call(probe, fn, objects) calls the student's function and returns its result. Recorded:
     the returned value, how often optimizer.step() and .zero_grad() were called, whether
     the model is left in train mode, and every parameter afterwards. Torch's random numbers
     are seeded from the case first, so the reference and a student who draws the same
@@ -46,33 +46,33 @@ class TrainingLoop(Kind):
         self.spy = spy
         self.optimizer_view = optimizer_view
 
-    def probe(self, p):
-        p.step = "building the small model the test trains"
-        objects = self.build(p)
+    def probe(self, probe):
+        probe.step = "building the small model the test trains"
+        objects = self.build(probe)
         model, optimizer = objects["model"], objects["optimizer"]
         steps = _watch_steps(optimizer, model) if self.optimizer_view else None
         counts = _count_calls(optimizer, ("step", "zero_grad"))
         calls = _spy_forward_calls(model) if self.spy else None
-        torch.manual_seed(p.ctx.seed % 2**31)
-        fn = p.name(self.name) if self.name else p.obj
-        p.step = f"calling {getattr(fn, '__name__', 'your training function')}(...)"
+        torch.manual_seed(probe.ctx.seed % 2**31)
+        fn = probe.name(self.name) if self.name else probe.obj
+        probe.step = f"calling {getattr(fn, '__name__', 'your training function')}(...)"
         with contextlib.redirect_stdout(io.StringIO()):  # the loop's progress lines are not feedback
-            result = self.call(p, fn, objects)
+            result = self.call(probe, fn, objects)
         # The judge reads the observations in this order: what went wrong in the loop (calls,
         # modes, rates, clipping) before what follows from it (the returned losses, the weights).
-        p.record_value("optimizer_calls", dict(counts), "the optimizer calls")
+        probe.record_value("optimizer_calls", dict(counts), "the optimizer calls")
         if calls is not None:
-            p.record_value("forward_calls", self._count_modes(calls), "the model's forward calls by mode")
-        p.record_value("training_mode_after", bool(model.training), "the model's mode afterwards")
+            probe.record_value("forward_calls", self._count_modes(calls), "the model's forward calls by mode")
+        probe.record_value("training_mode_after", bool(model.training), "the model's mode afterwards")
         if steps is not None:
-            p.record_value("lr_per_step", steps["lr"], "the learning rate at each optimizer step")
+            probe.record_value("lr_per_step", steps["lr"], "the learning rate at each optimizer step")
             if len(optimizer.param_groups) > 1:
-                p.record_value("lr_per_group_per_step", steps["lr_per_group"],
+                probe.record_value("lr_per_group_per_step", steps["lr_per_group"],
                                "the learning rate of every parameter group at each optimizer step")
-            p.record_value("grad_norm_per_step", steps["grad_norm"], "the gradient norm at each optimizer step")
-        p.record_value("returned", result, "the returned value")
+            probe.record_value("grad_norm_per_step", steps["grad_norm"], "the gradient norm at each optimizer step")
+        probe.record_value("returned", result, "the returned value")
         for name, param in sorted(model.named_parameters()):
-            p.record(f"param/{name}", param, f"parameter {name}")
+            probe.record(f"param/{name}", param, f"parameter {name}")
 
     def _count_modes(self, calls):
         names = {(True, True): self.TRAINING, (False, False): self.EVALUATION,

@@ -1,0 +1,109 @@
+"""One word per meaning (issue 35): what docs/authoring.md's vocabulary says a thing is never
+called does not come back.
+
+The table "Words, as the code uses them" is the one source: its last column lists, per word, the
+words it replaced. A quoted one ("...") must not appear in what people read about the course's
+machinery: its code, the tests, the benchmarks and the docs (not the corpus of student code, and
+not the notebooks, whose teaching text is about language models, not about this code). A name in
+backquotes must not come back as a name (a parameter or a variable) in gptcourse.checking's code.
+"""
+import ast
+import re
+
+from factory import REPO
+
+VOCABULARY_HEADING = "## Words, as the code uses them"
+# What people read about the machinery, as (folder, suffixes), but LEFT_OUT.
+READ = [("course/gptcourse", (".py",)), ("grader", (".py",)), ("benchmarks", (".py",)), ("tests", (".py", ".md")),
+        ("docs", (".md",)), (".", ("README.md",)), ("course", ("README.md",))]
+LEFT_OUT = ("tests/corpus/", "tests/test_vocabulary.py")  # this file names them to test the scan
+
+
+def vocabulary_rows(text):
+    """[(word, not called)] of the vocabulary table in docs/authoring.md's text."""
+    section = text[text.index(VOCABULARY_HEADING):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| word ")]
+    return [(cells[0], cells[-1]) for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)]
+
+
+def retired_words(rows):
+    return [word for _, cell in rows for word in re.findall(r'"([^"]+)"', cell)]
+
+
+def retired_names(rows):
+    return [name for _, cell in rows for name in re.findall(r"^`(\w+)`", cell)]
+
+
+def files_people_read(root):
+    for folder, suffixes in READ:
+        base = root / folder
+        paths = base.rglob("*") if folder != "." else base.glob("*")
+        for path in sorted(paths):
+            relative = path.relative_to(root).as_posix()
+            if path.is_file() and relative.endswith(suffixes) and not relative.startswith(LEFT_OUT):
+                yield relative, path
+
+
+def without_vocabulary_table(text):
+    """The vocabulary's own rows name the retired words: everything else must not."""
+    if VOCABULARY_HEADING not in text:
+        return text
+    start = text.index(VOCABULARY_HEADING)
+    end = text.index("\n## ", start + 1)
+    return text[:start] + text[end:]
+
+
+def places_using(words, root):
+    """['path:line: word'] for every retired word found (any case, as a word or a word's start)."""
+    pattern = re.compile(r"(?<![\w])(" + "|".join(re.escape(w) for w in words) + r")", re.IGNORECASE)
+    found = []
+    for relative, path in files_people_read(root):
+        text = without_vocabulary_table(path.read_text(encoding="utf-8"))
+        for number, line in enumerate(text.splitlines(), 1):
+            found += [f"{relative}:{number}: {m.group(0)}" for m in pattern.finditer(line)]
+    return found
+
+
+def names_bound(source, names):
+    """[(line, name)] where the code binds one of `names`: a parameter, or an assignment."""
+    bound = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.arg) and node.arg in names:
+            bound.append((node.lineno, node.arg))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
+            bound.append((node.lineno, node.id))
+    return bound
+
+
+def rows():
+    return vocabulary_rows((REPO / "docs" / "authoring.md").read_text(encoding="utf-8"))
+
+
+def test_the_vocabulary_says_what_the_words_replaced():
+    found = dict(rows())
+    assert "variant" in retired_words(rows()) and "hidden chapter module" in retired_words(rows())
+    assert retired_names(rows()) == ["p"], found["probe"]
+
+
+def test_no_retired_word_comes_back():
+    found = places_using(retired_words(rows()), REPO)
+    assert not found, "words the vocabulary (docs/authoring.md) retired:\n" + "\n".join(found[:40])
+
+
+def test_the_probe_is_never_bound_to_a_retired_name_in_the_checking_code():
+    names = set(retired_names(rows()))
+    found = [f"{path.relative_to(REPO)}:{line}: {name}"
+             for path in sorted((REPO / "course" / "gptcourse" / "checking").rglob("*.py"))
+             for line, name in names_bound(path.read_text(encoding="utf-8"), names)]
+    assert not found, "names the vocabulary (docs/authoring.md) retired:\n" + "\n".join(found)
+
+
+def test_the_scans_find_what_they_look_for(tmp_path):
+    """The two checks above can fail: a retired word in a doc, a parameter in code."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("A known\nVariants of the reference.\n")
+    (tmp_path / "tests" / "corpus").mkdir(parents=True)
+    (tmp_path / "tests" / "corpus" / "student.py").write_text("# a variant\n")  # the corpus is left out
+    assert places_using(["variant"], tmp_path) == ["docs/notes.md:2: Variant"]
+    assert names_bound("def f(p):\n    q = p\n    p = 2\n", {"p"}) == [(1, "p"), (3, "p")]
