@@ -39,8 +39,10 @@ import inspect
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -204,27 +206,19 @@ def train(args, process):
                        f"tokens: fewer than one global batch of {plan.batch_size}. Use a smaller --batch-size")
     plan.steps = plan.steps or plan.epochs * steps_per_epoch
 
+    model = checked_model(GPTModel, plan.cfg, plan.seed)
+    join_the_other_processes(device, process)
+    say = Reporter(process)
     out = Path(args.out)
     checkpoint = read_checkpoint(out / CHECKPOINT_NAME, plan)
-    start = checkpoint["step"] if checkpoint else 0
-    say = Reporter(process)
+    start = agreed_start(checkpoint["step"] if checkpoint else 0, out)
     say(f"{process.world_size} process{'es' if process.world_size > 1 else ''} on {device.type}, "
         f"global batch {plan.batch_size} ({per_process} per process), {plan.steps} steps on {plan.data}"
         + (f"; resuming after step {start} from {out / CHECKPOINT_NAME}" if checkpoint else ""))
     if start >= plan.steps:
         say(f"nothing to do: the checkpoint is from step {start}, and --steps is {plan.steps}")
         return
-
-    model = checked_model(GPTModel, plan.cfg, plan.seed)
-    if checkpoint:
-        model.load_state_dict(checkpoint["model_state_dict"])
-    model = with_speedups(model, plan).to(device)
-    join_the_other_processes(device, process)
-    ddp_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
-                                        **_NO_BUFFER_SYNC_BEFORE_FORWARD)
-    step = TrainingStep(ddp_model, plan.settings, device, lr=plan.lr, weight_decay=plan.weight_decay)
-    if checkpoint:
-        step.optimizer.load_state_dict(optimizer_state_for(model, checkpoint["optimizer_state_dict"]))
+    step = ddp_training_step(model, checkpoint, plan, device)
     if process.is_main:
         out.mkdir(parents=True, exist_ok=True)
         (out / (CHECKPOINT_NAME + ".tmp")).unlink(missing_ok=True)  # left by a run killed while saving
@@ -233,7 +227,7 @@ def train(args, process):
                                  seed=plan.seed, drop_last=True)
     loader = DataLoader(train_windows, batch_size=per_process, sampler=sampler, drop_last=True,
                         pin_memory=device.type == "cuda")
-    figures = training_loop(step, model, loader, sampler, val_windows, plan, start, device, out, say)
+    figures = training_loop(step, step.model.module, loader, sampler, val_windows, plan, start, device, out, say)
     dist.barrier()  # every process ends once process 0 has saved
     if process.is_main and args.summary:
         Path(args.summary).write_text(json.dumps(dict(figures, world_size=process.world_size, device=device.type,
@@ -241,20 +235,31 @@ def train(args, process):
                                                       context_length=plan.cfg["context_length"]), indent=1))
 
 
+def ddp_training_step(model, checkpoint, plan, device):
+    """The training step (gptcourse.speedups.TrainingStep) of the model wrapped in DDP, with the
+    checkpoint's weights and AdamW state when there is one. Its `.model.module` is the model."""
+    if checkpoint:
+        model.load_state_dict(checkpoint["model_state_dict"])  # before the fast path changes its layout
+    model = with_speedups(model, plan).to(device)
+    ddp_model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                        **_NO_BUFFER_SYNC_BEFORE_FORWARD)
+    step = TrainingStep(ddp_model, plan.settings, device, lr=plan.lr, weight_decay=plan.weight_decay)
+    if checkpoint:
+        step.optimizer.load_state_dict(optimizer_state_for(model, checkpoint["optimizer_state_dict"]))
+    return step
+
+
 def training_loop(step, model, loader, sampler, val_windows, plan, start, device, out, say):
     """Train from step `start` to plan.steps; process 0 evaluates, saves and times. Returns
-    {"steps", "tokens_per_second", "timed_steps", "seconds", "val_loss"} (filled on process 0)."""
-    tokens_per_step = plan.batch_size * plan.cfg["context_length"]
-    timed_from = start + min(TIMING_SKIP_STEPS, plan.steps - start - 1)
-    losses, started, val_loss = [], None, None
+    {"steps", "val_loss", "timed_steps", "seconds", "tokens_per_second"} (all filled on process 0)."""
+    losses, val_loss = [], None
+    clock = StepClock(start, plan.steps, device)
     bar = progress_bar(total=plan.steps, initial=start, desc="training (process 0)", unit="step",
                        disable=not say.is_main, file=sys.stdout)
     for done, (inputs, targets) in enumerate(batches_from(loader, sampler, start, plan.steps), start=start + 1):
         losses.append(step(inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)))
         bar.update(1)
-        if done == timed_from:
-            synchronize(device)
-            started = time.perf_counter()
+        clock.step_done(done)
         if done == plan.steps or (plan.eval_every and done % plan.eval_every == 0):
             val_loss = report_losses(losses, model, val_windows, plan, loader.batch_size, device, done, say)
             losses = []
@@ -262,9 +267,37 @@ def training_loop(step, model, loader, sampler, val_windows, plan, start, device
             if say.is_main:
                 save_checkpoint_atomically(out / CHECKPOINT_NAME, model, step.optimizer, done, plan)
                 say(f"saved step {done} to {out / CHECKPOINT_NAME}")
-    synchronize(device)
     bar.close()
-    return throughput(started, plan.steps - timed_from, tokens_per_step, plan.steps, val_loss, say)
+    figures = dict(clock.figures(plan.batch_size * plan.cfg["context_length"]), steps=plan.steps, val_loss=val_loss)
+    if figures["tokens_per_second"]:
+        say(f"{figures['tokens_per_second']:,.0f} tokens per second over steps {clock.first + 1} to {clock.last} "
+            f"(all processes together)")
+    return figures
+
+
+class StepClock:
+    """Times the training steps after the first few (torch.compile compiles in them) up to the
+    last one: evaluations and saves between them count, those after the last step do not."""
+
+    def __init__(self, start, steps, device):
+        self.first = start + min(TIMING_SKIP_STEPS, steps - start - 1)  # the clock starts once this step is done
+        self.last, self.device = steps, device
+        self.started = self.seconds = None
+
+    def step_done(self, done):
+        if done not in (self.first, self.last):
+            return
+        synchronize(self.device)  # the GPU runs behind the Python code: wait for this step
+        now = time.perf_counter()
+        if done == self.first:
+            self.started = now
+        elif self.started is not None:
+            self.seconds = now - self.started
+
+    def figures(self, tokens_per_step):
+        timed = self.last - self.first
+        speed = timed * tokens_per_step / self.seconds if self.seconds else None
+        return {"timed_steps": timed if self.seconds else 0, "seconds": self.seconds, "tokens_per_second": speed}
 
 
 def batches_from(loader, sampler, start, steps):
@@ -290,19 +323,6 @@ def report_losses(losses, model, val_windows, plan, batch_size, device, done, sa
     say(f"step {done}/{plan.steps}: training loss {train_loss:.3f} (the last {len(losses)} steps, all processes), "
         f"validation loss {val_loss:.3f}")
     return val_loss
-
-
-def throughput(started, timed_steps, tokens_per_step, steps, val_loss, say):
-    """Tokens per second over the timed steps (evaluations and saves included), printed by process 0."""
-    figures = {"steps": steps, "val_loss": val_loss, "timed_steps": timed_steps, "seconds": None,
-               "tokens_per_second": None}
-    if started is None or timed_steps < 1:
-        return figures
-    seconds = time.perf_counter() - started
-    figures.update(seconds=seconds, tokens_per_second=timed_steps * tokens_per_step / seconds)
-    say(f"{figures['tokens_per_second']:,.0f} tokens per second over the last {timed_steps} steps "
-        f"(all processes together)")
-    return figures
 
 
 # ------------------------------------------------------------------------------------------
@@ -334,6 +354,21 @@ def join_the_other_processes(device, process):
         dist.init_process_group(backend, device_id=device_id)
     else:  # a group of one, with a store in this process's memory: no port to open
         dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1, device_id=device_id)
+
+
+def agreed_start(start, out):
+    """The step every process resumes after. Every process reads the checkpoint itself (each
+    needs AdamW's state); on several machines --out must therefore be a folder they share, or
+    some would start afresh while others resume, and their copies of the model would differ."""
+    found = torch.tensor([start, -start], dtype=torch.float64)
+    if dist.get_backend() == "nccl":
+        found = found.cuda()
+    dist.all_reduce(found, op=dist.ReduceOp.MAX)  # the largest start, and minus the smallest
+    latest, earliest = int(found[0]), -int(found[1])
+    if latest != earliest:
+        raise RunError(f"the processes found different checkpoints in {out} (after steps {earliest} and {latest}): "
+                       f"on several machines, --out must be a folder that all of them share")
+    return start
 
 
 def plan_for(args, device):
@@ -563,6 +598,23 @@ class Reporter:
 # Starting it from a notebook
 # ------------------------------------------------------------------------------------------
 
+def this_notebook(name):
+    """The running notebook as a file the processes can read: `name` in the current folder
+    (Jupyter runs a notebook in its own folder), or on Colab, where the notebook lives in the
+    browser and on Drive, a copy of it as it is now in a new temporary folder. None when neither
+    works (then save the notebook under `name` in the current folder)."""
+    if Path(name).is_file():
+        return Path(name)
+    try:  # Colab's own request for the open notebook (its private API: it may change)
+        from google.colab import _message
+        contents = _message.blocking_request("get_ipynb", timeout_sec=30)["ipynb"]
+    except Exception:  # noqa: BLE001 - not Colab, or Colab without this request
+        return None
+    path = Path(tempfile.mkdtemp(prefix="gptcourse_")) / name
+    path.write_text(json.dumps(contents), encoding="utf-8")
+    return path
+
+
 def torchrun_command(nproc, notebook, *options):
     """The command that starts `nproc` processes of this program on this machine: torchrun, as
     `python -m torch.distributed.run` of this Python. --standalone: the processes meet at a free
@@ -577,7 +629,8 @@ def launch(command, threads_per_process=None):
 
     torchrun reports a failed process with a long traceback of its own internals on stderr;
     the process's one-line message on stdout already says what went wrong, so stderr is shown
-    (its last lines) only when the run failed without one."""
+    (its last lines) only when the run failed without one. Interrupting the notebook's kernel
+    stops torchrun, which stops its processes."""
     env = dict(os.environ)
     if threads_per_process:  # torchrun would set 1 and warn; say it ourselves
         env["OMP_NUM_THREADS"] = str(threads_per_process)
@@ -585,7 +638,14 @@ def launch(command, threads_per_process=None):
     errors = []
     reader = threading.Thread(target=lambda: errors.extend(child.stderr.read().decode(errors="replace").splitlines()))
     reader.start()
-    shown = _show_as_it_comes(child.stdout)
+    try:
+        shown = _show_as_it_comes(child.stdout)
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)
+        child.wait()
+        reader.join()
+        print("\nstopped: the same command, with the same --out, resumes from the last checkpoint")
+        return child.returncode
     status = child.wait()
     reader.join()
     if status != 0:

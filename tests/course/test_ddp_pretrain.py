@@ -397,3 +397,38 @@ def test_launch_shows_the_output_and_on_failure_the_end_of_stderr(capsys):
     fine = [sys.executable, "-c", "import sys; print('trained'); print('a warning', file=sys.stderr)"]
     assert launch(fine) == 0
     assert capsys.readouterr().out == "trained\n"
+
+
+@pytest.mark.slow
+def test_the_ddp_benchmark_runs_in_smoke_mode(tmp_path, capsys, mirror_dir, monkeypatch):
+    """benchmarks/ddp_bench.py --smoke: the fast path and two torchrun processes with the same
+    settings (flash attention and the padded head, on the CPU). Its figures mean nothing here."""
+    import importlib.util
+
+    from factory import REPO
+
+    monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
+    spec = importlib.util.spec_from_file_location("ddp_bench", REPO / "benchmarks" / "ddp_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "figures.json"
+    assert bench.main(["--smoke", "--out-json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["fast_path_tokens_per_second"] > 0 and figures["ddp"]["tokens_per_second"] > 0
+    assert figures["ddp"]["world_size"] == 2 and figures["ddp"]["timed_steps"] == 3
+    assert figures["ratio"] == pytest.approx(figures["ddp"]["tokens_per_second"] / figures["fast_path_tokens_per_second"])
+    assert "DDP / fast path:" in capsys.readouterr().out
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_one_gpu_process_trains_with_nccl_and_the_fast_path(tmp_path, notebook, mirror_dir):
+    """On a GPU: NCCL, the card's fast path (a padded head among its changes), and a checkpoint
+    in the layout of a plain GPTModel."""
+    command = torchrun(1) + ["--notebook", notebook, "--out", tmp_path / "out", "--device", "cuda", "--steps", 6,
+                             "--batch-size", BATCH, "--config", json.dumps(TINY), "--eval-every", 3]
+    run = Run(command, tmp_path, environment(tmp_path, mirror_dir)).finish(timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 process on cuda" in run.stdout and f"step 6/6: training loss" in run.stdout
+    from grader.reference.ch04_gpt_model import GPTModel
+    GPTModel(dict(manifest_config(), **TINY)).load_state_dict(weights(tmp_path / "out"))  # strict: plain layout
