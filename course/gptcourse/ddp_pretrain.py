@@ -71,8 +71,9 @@ TIMING_SKIP_STEPS = 3  # tokens per second are measured after these (torch.compi
 
 
 # DDP would otherwise send process 0's buffers (the causal masks) to the others before every
-# forward pass; they never change, and every process built the same. (The option's name changed
-# in PyTorch 2.13; older versions, as on Colab, know only the first.)
+# forward pass; they never change, and every process built the same. (Recent PyTorch, 2.13 here,
+# calls the option forward_sync_buffers and warns about the old name; older versions know only
+# broadcast_buffers.)
 _NO_BUFFER_SYNC_BEFORE_FORWARD = ({"forward_sync_buffers": False}
                                   if "forward_sync_buffers" in inspect.signature(DistributedDataParallel).parameters
                                   else {"broadcast_buffers": False})
@@ -207,6 +208,11 @@ def train(args, process):
     plan.steps = plan.steps or plan.epochs * steps_per_epoch
 
     model = checked_model(GPTModel, plan.cfg, plan.seed)
+    # Dropout's masks: each process draws its own, from a seed of its own (with one seed they
+    # would drop the same positions of their different windows). With dropout, a run therefore
+    # differs from another number of processes' in its masks, and a resumed run from an
+    # uninterrupted one; without dropout (the CPU run), only by rounding.
+    torch.manual_seed(plan.seed + 1 + process.rank)
     join_the_other_processes(device, process)
     say = Reporter(process)
     out = Path(args.out)
@@ -223,11 +229,8 @@ def train(args, process):
         out.mkdir(parents=True, exist_ok=True)
         (out / (CHECKPOINT_NAME + ".tmp")).unlink(missing_ok=True)  # left by a run killed while saving
 
-    sampler = DistributedSampler(train_windows, num_replicas=process.world_size, rank=process.rank, shuffle=True,
-                                 seed=plan.seed, drop_last=True)
-    loader = DataLoader(train_windows, batch_size=per_process, sampler=sampler, drop_last=True,
-                        pin_memory=device.type == "cuda")
-    figures = training_loop(step, step.model.module, loader, sampler, val_windows, plan, start, device, out, say)
+    loader = share_of_each_batch(train_windows, per_process, process, plan.seed, device)
+    figures = training_loop(step, loader, val_windows, plan, start, out, say)
     dist.barrier()  # every process ends once process 0 has saved
     if process.is_main and args.summary:
         Path(args.summary).write_text(json.dumps(dict(figures, world_size=process.world_size, device=device.type,
@@ -249,14 +252,25 @@ def ddp_training_step(model, checkpoint, plan, device):
     return step
 
 
-def training_loop(step, model, loader, sampler, val_windows, plan, start, device, out, say):
+def share_of_each_batch(windows, per_process, process, seed, device):
+    """This process's data loader: `per_process` windows per step, its share of every global
+    batch. The sampler shuffles with `seed` (the same order in every process) and gives this
+    process every world_size-th window of that order, from the rank-th on."""
+    sampler = DistributedSampler(windows, num_replicas=process.world_size, rank=process.rank, shuffle=True,
+                                 seed=seed, drop_last=True)
+    return DataLoader(windows, batch_size=per_process, sampler=sampler, drop_last=True,
+                      pin_memory=device.type == "cuda")
+
+
+def training_loop(step, loader, val_windows, plan, start, out, say):
     """Train from step `start` to plan.steps; process 0 evaluates, saves and times. Returns
     {"steps", "val_loss", "timed_steps", "seconds", "tokens_per_second"} (all filled on process 0)."""
+    model, device = step.model.module, step.device  # the model inside DDP; its device
     losses, val_loss = [], None
     clock = StepClock(start, plan.steps, device)
     bar = progress_bar(total=plan.steps, initial=start, desc="training (process 0)", unit="step",
                        disable=not say.is_main, file=sys.stdout)
-    for done, (inputs, targets) in enumerate(batches_from(loader, sampler, start, plan.steps), start=start + 1):
+    for done, (inputs, targets) in enumerate(batches_from(loader, start, plan.steps), start=start + 1):
         losses.append(step(inputs.to(device, non_blocking=True), targets.to(device, non_blocking=True)))
         bar.update(1)
         clock.step_done(done)
@@ -300,13 +314,13 @@ class StepClock:
         return {"timed_steps": timed if self.seconds else 0, "seconds": self.seconds, "tokens_per_second": speed}
 
 
-def batches_from(loader, sampler, start, steps):
+def batches_from(loader, start, steps):
     """The batches of steps start+1 .. steps: epoch after epoch, each shuffled anew, beginning
     where a run that stopped after step `start` left off (the same batches it would have had)."""
     epoch, skip = divmod(start, len(loader))
     remaining = steps - start
     while remaining > 0:
-        sampler.set_epoch(epoch)  # this epoch's order: the same in every process, new every epoch
+        loader.sampler.set_epoch(epoch)  # this epoch's order: the same in every process, new every epoch
         for batch in itertools.islice(loader, skip, skip + remaining):
             yield batch
             remaining -= 1

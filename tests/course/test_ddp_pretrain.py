@@ -22,11 +22,12 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-from factory import manifest, release_notebook, write_notebook
+from factory import benchmark, manifest, release_notebook, write_notebook
 from gptcourse import ddp_pretrain
 from gptcourse.checking.tasks import carried_tasks, get_task
 from gptcourse.ddp_pretrain import (CHECKPOINT_NAME, RunError, batches_from, checked_model, gpt_model_class,
-                                    launch, optimizer_state_for, plain_state_dicts, share_of_batch)
+                                    launch, optimizer_state_for, plain_state_dicts, share_of_batch,
+                                    share_of_each_batch)
 from gptcourse.speedups import pad_vocabulary
 
 CH05 = "05_pretraining.ipynb"
@@ -278,9 +279,9 @@ def test_every_step_the_processes_share_the_batch_that_one_process_takes():
     batch, steps = 6, 13  # 6 steps per epoch: over two epochs and into a third
 
     def drawn(world_size, rank):
-        sampler = DistributedSampler(windows, num_replicas=world_size, rank=rank, shuffle=True, seed=5, drop_last=True)
-        loader = DataLoader(windows, batch_size=batch // world_size, sampler=sampler, drop_last=True)
-        return [set(inputs.tolist()) for inputs, _ in batches_from(loader, sampler, 0, steps)]
+        process = ddp_pretrain.Process(rank, rank, world_size, launched=True)
+        loader = share_of_each_batch(windows, batch // world_size, process, seed=5, device=torch.device("cpu"))
+        return [set(inputs.tolist()) for inputs, _ in batches_from(loader, 0, steps)]
 
     alone = drawn(1, 0)
     shares = [drawn(3, rank) for rank in range(3)]
@@ -296,9 +297,9 @@ def test_a_resumed_run_gets_the_batches_it_would_have_had():
     sampler = DistributedSampler(windows, num_replicas=2, rank=1, shuffle=True, seed=0, drop_last=True)
     loader = DataLoader(windows, batch_size=2, sampler=sampler, drop_last=True)  # 5 steps per epoch
 
-    whole = [inputs.tolist() for inputs, _ in batches_from(loader, sampler, 0, 12)]
+    whole = [inputs.tolist() for inputs, _ in batches_from(loader, 0, 12)]
     for start in (3, 5, 7):
-        assert [inputs.tolist() for inputs, _ in batches_from(loader, sampler, start, 12)] == whole[start:]
+        assert [inputs.tolist() for inputs, _ in batches_from(loader, start, 12)] == whole[start:]
 
 
 def test_a_checkpoint_of_the_fast_path_has_the_layout_of_a_plain_gptmodel():
@@ -403,14 +404,8 @@ def test_launch_shows_the_output_and_on_failure_the_end_of_stderr(capsys):
 def test_the_ddp_benchmark_runs_in_smoke_mode(tmp_path, capsys, mirror_dir, monkeypatch):
     """benchmarks/ddp_bench.py --smoke: the fast path and two torchrun processes with the same
     settings (flash attention and the padded head, on the CPU). Its figures mean nothing here."""
-    import importlib.util
-
-    from factory import REPO
-
     monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
-    spec = importlib.util.spec_from_file_location("ddp_bench", REPO / "benchmarks" / "ddp_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark("ddp_bench")
     out = tmp_path / "figures.json"
     assert bench.main(["--smoke", "--out-json", str(out)]) == 0
     figures = json.loads(out.read_text())
