@@ -363,11 +363,13 @@ def join_the_other_processes(device, process):
     """Start the process group: gloo between CPU processes, NCCL between GPUs. torchrun told
     every process where to meet (MASTER_ADDR, MASTER_PORT); a plain `python -m` is a group of one."""
     backend = "nccl" if device.type == "cuda" else "gloo"
-    device_id = device if device.type == "cuda" else None
+    # Naming the GPU lets NCCL set up at once (PyTorch 2.3 and later know the option).
+    gpu = {"device_id": device} if device.type == "cuda" and "device_id" in inspect.signature(
+        dist.init_process_group).parameters else {}
     if process.launched:
-        dist.init_process_group(backend, device_id=device_id)
+        dist.init_process_group(backend, **gpu)
     else:  # a group of one, with a store in this process's memory: no port to open
-        dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1, device_id=device_id)
+        dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1, **gpu)
 
 
 def agreed_start(start, out):
