@@ -548,7 +548,7 @@ def plain_state_dicts(model, optimizer):
         model_state["out_head.weight"] = model_state.pop("out_head.linear.weight")[:rows].clone()
         index = _parameter_index(model, head.linear.weight)
         averages = optimizer_state["state"].get(index, {})
-        optimizer_state["state"][index] = {key: value[:rows].clone() if _is_head_shaped(value, head) else value
+        optimizer_state["state"][index] = {key: value[:rows].clone() if _is_an_average(value) else value
                                            for key, value in averages.items()}
     return model_state, optimizer_state
 
@@ -564,7 +564,7 @@ def optimizer_state_for(model, optimizer_state):
     padding = head.linear.weight.shape[0] - head.vocab_size
     averages = optimizer_state["state"].get(index, {})
     optimizer_state["state"][index] = {
-        key: torch.cat([value, value.new_zeros(padding, value.shape[1])]) if value.dim() == 2 else value
+        key: torch.cat([value, value.new_zeros(padding, value.shape[1])]) if _is_an_average(value) else value
         for key, value in averages.items()}
     return optimizer_state
 
@@ -574,8 +574,10 @@ def _parameter_index(model, parameter):
     return next(i for i, p in enumerate(model.parameters()) if p is parameter)
 
 
-def _is_head_shaped(value, head):
-    return isinstance(value, torch.Tensor) and value.shape == head.linear.weight.shape
+def _is_an_average(value):
+    """AdamW's state of a weight matrix: its two running averages (exp_avg, exp_avg_sq) have the
+    matrix's shape; its step count is a number."""
+    return isinstance(value, torch.Tensor) and value.dim() == 2
 
 
 def mean_over_processes(value, device):
