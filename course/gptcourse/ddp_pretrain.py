@@ -68,6 +68,7 @@ EXIT_RUN_ERROR = 2  # a problem this program explains in one line (like argparse
 GPT_MODEL_TASK = "Task 4.5 (GPTModel)"
 TRAIN_SHARE = 0.9  # of the text's characters, as in the notebook; the rest is for validation
 TIMING_SKIP_STEPS = 3  # tokens per second are measured after these (torch.compile compiles in them)
+SPEAKER_GRACE_SECONDS = 30  # how long the other processes wait for process 0 to say a problem
 
 
 # DDP would otherwise send process 0's buffers (the causal masks) to the others before every
@@ -80,8 +81,17 @@ _NO_BUFFER_SYNC_BEFORE_FORWARD = ({"forward_sync_buffers": False}
 
 
 class RunError(Exception):
-    """Something the student can fix, said in one line: process 0 prints it, every process exits
-    with status 2."""
+    """Something the student can fix, said in one line, and every process exits with status 2.
+
+    Most problems every process meets alike (the same notebook, the same options): process 0
+    alone says them. A problem only some processes meet says who speaks (`speaker`)."""
+
+    def __init__(self, message, speaker=None):
+        super().__init__(message)
+        self.speaker = speaker  # True or False for this process; None: process 0
+
+    def said_by(self, process):
+        return process.is_main if self.speaker is None else self.speaker
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,8 +169,12 @@ def main(argv=None):
     try:
         train(parse_args(argv), process)
     except RunError as error:
-        if process.is_main:
+        if error.said_by(process):
             print(f"ddp_pretrain: {error}", flush=True)
+        elif process.launched and error.speaker is None:
+            # torchrun stops every process as soon as one has ended: leave process 0, which
+            # meets the same problem, the time to say it (torchrun then stops this one).
+            time.sleep(SPEAKER_GRACE_SECONDS)
         return EXIT_RUN_ERROR
     finally:
         if dist.is_initialized():
@@ -352,9 +366,9 @@ def device_for(requested, process):
     if not torch.cuda.is_available():
         raise RunError("--device cuda, but PyTorch sees no CUDA GPU on this machine: use --device cpu")
     count = torch.cuda.device_count()
-    if process.local_rank >= count:
+    if process.local_rank >= count:  # only the processes beyond the GPUs meet this: the first of them says it
         raise RunError(f"this machine has {count} GPU{'s' if count > 1 else ''}: start at most {count} processes "
-                       f"on it (--nproc_per_node={count})")
+                       f"on it (--nproc_per_node={count})", speaker=process.local_rank == count)
     torch.cuda.set_device(process.local_rank)
     return torch.device("cuda", process.local_rank)
 

@@ -66,6 +66,16 @@ WRITE_SPY = textwrap.dedent('''\
 ''')
 
 
+# Runs ddp_pretrain with process 0 three seconds late: the others meet a shared problem first.
+LATE_PROCESS_0 = textwrap.dedent('''\
+    import os, runpy, time
+
+    if os.environ["RANK"] == "0":
+        time.sleep(3)
+    runpy.run_module("gptcourse.ddp_pretrain", run_name="__main__", alter_sys=True)
+''')
+
+
 def torchrun(nproc, module="gptcourse.ddp_pretrain"):
     return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", "-m", module]
 
@@ -251,18 +261,21 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path, notebook, mirro
 @pytest.mark.slow
 def test_a_missing_gptmodel_is_one_line_from_process_0(tmp_path, mirror_dir):
     """The release notebook alone: no 04_gpt_model.ipynb beside it, nothing pasted. Two processes
-    meet the same problem; one line says it, both stop."""
+    meet the same problem; process 0, started late on purpose, says it in one line, both stop.
+    (torchrun stops all processes once one has ended: process 1 must wait for process 0.)"""
     path = write_notebook(release_notebook("05_pretraining"), tmp_path / CH05)
     env = environment(tmp_path, mirror_dir)
-    run = Run(torchrun(2) + ["--notebook", path, "--device", "cpu"], tmp_path, env).finish()
+    (tmp_path / "late_process_0.py").write_text(LATE_PROCESS_0)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
+    run = Run(torchrun(2, "late_process_0") + ["--notebook", path, "--device", "cpu"], tmp_path, env).finish()
 
     assert run.returncode != 0
     lines = run.stdout.splitlines()
-    assert len(lines) == 1, run.stdout
+    assert len(lines) == 1, run.stdout + run.stderr
     assert lines[0].startswith(f"ddp_pretrain: Task 4.5 (GPTModel) is not in {CH05}: its carry-over cells said: "
                                f"No 04_gpt_model.ipynb in this folder")
     assert "paste your GPTModel into its paste cell" in lines[0]
-    # torchrun's report: process 0 ended with status 2 (process 1 too, unless torchrun stopped it first)
+    # torchrun's report: process 0 ended with status 2 (torchrun then stopped process 1, which waited)
     assert re.search(r"rank\s*: 0 \(local_rank: 0\)\s*exitcode\s*: 2\b", run.stderr), run.stderr
 
     alone = Run([sys.executable, "-m", "gptcourse.ddp_pretrain", "--notebook", path], tmp_path, env).finish()
@@ -427,3 +440,17 @@ def test_one_gpu_process_trains_with_nccl_and_the_fast_path(tmp_path, notebook, 
     assert "1 process on cuda" in run.stdout and f"step 6/6: training loss" in run.stdout
     from grader.reference.ch04_gpt_model import GPTModel
     GPTModel(dict(manifest_config(), **TINY)).load_state_dict(weights(tmp_path / "out"))  # strict: plain layout
+
+
+def test_more_processes_than_gpus_is_said_by_the_first_process_without_one(monkeypatch):
+    """Only the processes beyond the GPUs meet this problem: process 0 cannot say it."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    said = {}
+    for rank in (2, 3):
+        with pytest.raises(RunError, match=r"^this machine has 2 GPUs: start at most 2 processes on it") as raised:
+            ddp_pretrain.device_for("cuda", ddp_pretrain.Process(rank, rank, 4, launched=True))
+        said[rank] = raised.value.said_by(ddp_pretrain.Process(rank, rank, 4, launched=True))
+    assert said == {2: True, 3: False}
+    shared = RunError("the same for every process")
+    assert [shared.said_by(ddp_pretrain.Process(rank, rank, 4, True)) for rank in range(4)] == [True, False, False, False]
