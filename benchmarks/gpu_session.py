@@ -12,6 +12,8 @@ then run, with the device tool, in calls of at most 10 minutes:
 Stages, in this order unless --stages names another (the figures the issue needs come first), each under its own time
 limit and all within --budget seconds (default 560: the call's 600 less a margin):
 
+  ddp        benchmarks/ddp_bench.py: torchrun with one process (NCCL, DDP) against the fast
+             training step of chapter 05's section 9 (issue 34; not measured yet)
   pretrain   benchmarks/gpu_pretrain_bench.py: every speed-up rung and the loss check
              (three compilations: the compile rung, the larger batch, the loss check)
   generate   benchmarks/generate_bench.py: no cache, Task 6.5's cache, the static cache,
@@ -22,12 +24,13 @@ limit and all within --budget seconds (default 560: the call's 600 less a margin
              namespace (benchmarks/run_notebook.py: the machine has no Jupyter packages)
 
 Measured on an H100 (2026-11-27, the machine's start not counted): pretrain 164 s, generate
-115 s, cuda 54 s, ch05 245 s, ch06 61 s, ch07 35 s: two calls. The stages run in the order
+115 s, cuda 54 s, ch05 245 s, ch06 61 s, ch07 35 s: two calls (before the ddp stage and chapter
+05's section 10, which starts torchrun from the notebook, existed). The stages run in the order
 --stages names them; what does not fit in the time left is skipped and named in the summary:
 run it in a second call (e.g. --stages ch05), or with --quick (the notebooks' one-epoch runs)
 when the device time left is short. Everything goes to
-$OUT (at most 8 files come back): summary.txt, one log per benchmark and its JSON,
-the tests' log, the notebooks' log.
+$OUT (at most 8 files come back): summary.txt, one log per benchmark and its JSON (the ddp
+stage: its log only), the tests' log, the notebooks' log.
 """
 import argparse
 import os
@@ -43,6 +46,7 @@ OUT = os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpu-session-")  # $OUT: 
 # for an H100; the masters test's budget for a notebook is 300 s on two CPU cores.
 PYTHON = sys.executable
 STAGES = [
+    ("ddp", [PYTHON, "benchmarks/ddp_bench.py"], 240, "ddp.log"),
     ("pretrain", [PYTHON, "benchmarks/gpu_pretrain_bench.py", "--steps", "6", "--warmup", "2", "--loss-steps", "8",
                   "--max-batch", "64", "--out-json", f"{OUT}/pretrain.json"], 240, "pretrain.log"),
     ("generate", [PYTHON, "benchmarks/generate_bench.py", "--new-tokens", "1000", "--prompt-tokens", "20",

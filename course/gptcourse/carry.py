@@ -49,7 +49,7 @@ _CARRIED = {}
 _CARRYING_FROM = []
 
 
-class _CellFailed(Exception):
+class CellFailed(Exception):
     """A cell of the earlier notebook raised while it ran; the message says which and why."""
 
 
@@ -74,7 +74,7 @@ def carry_over(*task_ids, folder=None):
             continue
         try:
             namespace = _run_task_cells(path, chapter, tasks)
-        except _CellFailed as failure:
+        except CellFailed as failure:
             print(f"Could not bring {names} from {chapter}.ipynb: {failure}. Fix it there and save "
                   f"the notebook, then run this cell again (or paste {names} into the next cell).")
             continue
@@ -154,6 +154,20 @@ def _verdict(tasks, objects, namespace):
     return "its self-check passed."
 
 
+def setup_and_carried_names(path):
+    """What a saved notebook's setup, carry-over and paste cells define, and what they printed:
+    (namespace, printed text). No task, demo, plot or check cell runs.
+
+    For a program that needs the earlier chapters' code a notebook brings in, as the notebook
+    had it when it was saved: `gptcourse.ddp_pretrain` takes the GPTModel of a saved chapter 05
+    notebook this way (brought from 04_gpt_model.ipynb beside it, or pasted into its paste cell).
+    Its carry-over cells print one line each, as in the notebook ("Brought GPTModel from ...",
+    "No 04_gpt_model.ipynb in this folder: ..."): they are returned, not printed. Raises
+    CellFailed when one of the cells raises.
+    """
+    return _run_notebook_cells(path, os.path.splitext(os.path.basename(path))[0], wanted={})
+
+
 def _run_task_cells(path, chapter, tasks):
     """Run the notebook's setup, carry-over and paste cells and its task cells up to the
     last of `tasks`, in order.
@@ -161,27 +175,36 @@ def _run_task_cells(path, chapter, tasks):
     The earlier task cells run too, because a later task may use them (your CausalAttention
     may call your causal_attention_weights). What the cells print is swallowed.
     """
-    with open(path, encoding="utf-8") as f:
-        cells = json.load(f)["cells"]
     chapter_tasks = [task.id for task in tasks_of(chapter)]
     last = max(chapter_tasks.index(task.id) for task in tasks)
     wanted = {conventions.grade_id_for(conventions.SOLUTION, task_id): task_id for task_id in chapter_tasks[:last + 1]}
+    namespace, _ = _run_notebook_cells(path, chapter, wanted)
+    missing = [name for task in tasks for name in task.names if name not in namespace]
+    if missing:
+        raise CellFailed(f"it does not define {', '.join(missing)}")
+    return namespace
 
+
+def _run_notebook_cells(path, chapter, wanted):
+    """Run the setup, carry-over and paste cells of the notebook at `path` and its task cells
+    whose grade ids are in `wanted` ({grade id: task id}), in a fresh module:
+    (its namespace, what the carry-over and paste cells printed)."""
+    with open(path, encoding="utf-8") as f:
+        cells = json.load(f)["cells"]
     module = types.ModuleType(f"gptcourse_carried_{chapter}")
     module.__file__ = path
     sys.modules[module.__name__] = module  # for code that looks its module up (dataclasses)
     _CARRYING_FROM.append(os.path.dirname(os.path.abspath(path)))
     try:
-        _run_cells(cells, wanted, chapter, module)
+        printed = _run_cells(cells, wanted, chapter, module)
     finally:
         _CARRYING_FROM.pop()
-    missing = [name for task in tasks for name in task.names if name not in module.__dict__]
-    if missing:
-        raise _CellFailed(f"it does not define {', '.join(missing)}")
-    return module.__dict__
+    return module.__dict__, printed
 
 
 def _run_cells(cells, wanted, chapter, module):
+    """Run the cells that carry_over needs; returns what the carry-over and paste cells printed."""
+    printed = []
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "code":
             continue
@@ -195,22 +218,28 @@ def _run_cells(cells, wanted, chapter, module):
         else:
             continue
         filename = f"<{chapter}.ipynb, cell {cell.get('id', index)}>"
-        _run_cell(_source(cell), module.__dict__, filename, label)
+        output = _run_cell(_source(cell), module.__dict__, filename, label)
+        if label == "carry-over cell":
+            printed.append(output)
+    return "".join(printed)
 
 
 def _run_cell(source, namespace, filename, label):
+    """Run one cell's code in `namespace`; returns what it printed (never shown as it runs)."""
     code = _python(source)
     # Registered with linecache so that tracebacks and the self-check can quote its lines.
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    printed = io.StringIO()
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
             exec(compile(code, filename, "exec"), namespace)
     except Exception as error:  # noqa: BLE001 - the student's cell may raise anything
         line = error.lineno if isinstance(error, SyntaxError) else _line_in(error, filename)
         where = f" at line {line}" if line else ""
         text = error.msg if isinstance(error, SyntaxError) else str(error)
         message = f": {text}" if text else ""
-        raise _CellFailed(f"its {label} raised {type(error).__name__}{where}{message}") from None
+        raise CellFailed(f"its {label} raised {type(error).__name__}{where}{message}") from None
+    return printed.getvalue()
 
 
 def _python(source):

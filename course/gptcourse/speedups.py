@@ -196,13 +196,19 @@ class TrainingStep:
         self.optimizer.zero_grad(set_to_none=True)
         with autocast(self.device, self.settings.autocast_dtype):
             logits = self.forward(inputs)
-            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+            loss = next_token_loss(logits, targets)
         self.scaler.scale(loss).backward()
         self.scaler.unscale_(self.optimizer)  # clip the true gradients, not the scaled ones
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm=self.max_norm)
         self.scaler.step(self.optimizer)  # skipped when a scaled gradient overflowed
         self.scaler.update()
         return loss.detach()
+
+
+def next_token_loss(logits, targets):
+    """The mean cross-entropy of every position's next-token logits against its target (the
+    loss of Task 5.2): logits (batch, tokens, vocab), targets (batch, tokens)."""
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
 
 def largest_batch_that_fits(fits, start, limit):

@@ -88,14 +88,11 @@ def test_the_captured_decode_step_gives_the_same_ids_on_a_gpu(batch):
 def test_the_generation_benchmark_runs_every_way_in_smoke_mode(tmp_path, capsys):
     """benchmarks/generate_bench.py --smoke: a tiny model, 20 tokens, batch 1 and 3, on the
     CPU: every run takes its turns and gives no cache's ids (its times mean nothing here)."""
-    import importlib.util
     import json
 
-    from factory import REPO
+    from factory import benchmark
 
-    spec = importlib.util.spec_from_file_location("generate_bench", REPO / "benchmarks" / "generate_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark("generate_bench")
     out = tmp_path / "figures.json"
     assert bench.main(["--smoke", "--device", "cpu", "--batch", "1", "3", "--out-json", str(out)]) == 0
     runs = json.loads(out.read_text())["runs"]

@@ -160,14 +160,11 @@ def test_the_fast_path_in_float32_trains_like_the_plain_one():
 def test_the_gpu_benchmark_runs_every_rung_and_the_loss_check_in_smoke_mode(tmp_path, capsys):
     """benchmarks/gpu_pretrain_bench.py --smoke: a tiny model on the CPU, one step per rung.
     It checks the script runs and reports; its speed figures mean nothing on a CPU."""
-    import importlib.util
     import json
 
-    from factory import REPO
+    from factory import benchmark
 
-    spec = importlib.util.spec_from_file_location("gpu_pretrain_bench", REPO / "benchmarks" / "gpu_pretrain_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark("gpu_pretrain_bench")
     out = tmp_path / "figures.json"
     assert bench.main(["--smoke", "--out-json", str(out)]) == 0
     figures = json.loads(out.read_text())

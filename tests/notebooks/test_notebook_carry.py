@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from factory import CAUSAL_ATTENTION_REUSING_2_4, REPO, filled_notebook, grade_id, release_notebook, write_notebook
-from gptcourse.carry import carry_over, check_pasted
+from gptcourse.carry import carry_over, check_pasted, setup_and_carried_names
 
 CH2 = "02_attention"
 
@@ -159,6 +159,23 @@ def test_carries_through_a_chain_of_notebooks_in_their_own_folder(tmp_path, monk
                                        "its self-check passed.\n")
     wrapper = found["MultiHeadAttentionWrapper"](d_in=3, d_out=2, context_length=4, dropout=0.0, num_heads=2)
     assert wrapper(torch.rand(1, 4, 3)).shape == (1, 4, 4)
+
+
+def test_a_saved_notebook_s_setup_and_carried_names_with_what_its_carry_over_cells_said(tmp_path, capsys):
+    """setup_and_carried_names (what gptcourse.ddp_pretrain reads a chapter 05 notebook with):
+    the setup, carry-over and paste cells run, the task cells do not, and nothing is printed."""
+    ch3 = "03_multihead_attention"
+    write_notebook(filled_notebook(CH2), tmp_path / f"{CH2}.ipynb")
+    path = write_notebook(with_cells(filled_notebook(ch3), carry_2_5=cell(release_notebook(ch3), "carry_2_5")["source"]),
+                          tmp_path / f"{ch3}.ipynb")
+
+    namespace, printed = setup_and_carried_names(str(path))
+
+    assert printed == (f"Brought CausalAttention from {CH2}.ipynb; its self-check passed.\n"
+                       f"CausalAttention came from {CH2}.ipynb (the cell above): nothing to paste here.\n")
+    assert capsys.readouterr().out == ""
+    assert "CausalAttention" in namespace and "torch" in namespace  # carried, and the setup cell's imports
+    assert "MultiHeadAttentionWrapper" not in namespace  # Task 3.1's cell did not run
 
 
 def test_under_nbgrader_both_cells_bind_the_reference(tmp_path, monkeypatch, capsys):
