@@ -95,3 +95,15 @@ def test_a_lost_scheduler_is_one_message_naming_the_resume(status):
     future = type("Future", (), {"status": status, "exception": lambda self: None})()
     with pytest.raises(cluster.ClusterLost, match="run the same command again"):
         pool._outcome(future, {})
+
+
+def test_dask_logs_no_traceback_when_the_scheduler_goes(caplog):
+    """Dask's configuration gives distributed.client a level of its own (warning): quieting only the
+    parent logger let the client's reconnect errors through, tracebacks and all, after the one-line
+    message that a lost scheduler gets."""
+    import distributed  # noqa: F401 - importing it applies Dask's logging configuration
+    import logging
+
+    cluster.quiet_dask_logs()
+    for name in ("distributed", "distributed.client", "distributed.comm.core", "tornado.application"):
+        assert not logging.getLogger(name).isEnabledFor(logging.ERROR), name
