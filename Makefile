@@ -28,15 +28,16 @@ $(VENV)/.installed: pyproject.toml course/pyproject.toml
 	@touch $@
 	@echo "setup done: $(VENV) (activate with: source $(VENV)/bin/activate)"
 
+# Two pytest processes (pytest-xdist), a test file each at a time: a file's shared fixtures (the
+# corpus graded as one batch, the nbgrader course) are then made once. One process leaves a core
+# idle while it waits: on a grade run starting up, a kernel, a torchrun, a cluster, a time limit
+# running out; two fill it. TEST_WORKERS=1 runs everything in one process.
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The edit loop: everything but the tests marked slow (notebooks run top to bottom, nbgrader,
-# fresh virtual environments). make test runs those too, and CI runs make test.
-# Two pytest processes (pytest-xdist), a test file each at a time: a file's shared fixtures (the
-# corpus graded as one batch, say) are then made once. One process leaves a core idle while
-# a grade run starts up; two fill it (here 4.3 min instead of 6.7).
-TEST_WORKERS ?= 2
+# fresh virtual environments, clusters, browsers). make test runs those too, and CI runs make test.
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile
 
