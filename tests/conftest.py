@@ -10,6 +10,17 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config):
+    """Under pytest-xdist (make test, make test-fast: two processes on two cores), every test
+    process and what it starts (kernels, the grader, torchrun) uses one torch thread. Two processes
+    each with torch's default of one thread per core oversubscribe the cores, and torch's threads
+    then wait on each other: a master notebook took over 11 minutes instead of under 4. A value
+    set by the user is kept."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
 @pytest.fixture(scope="session")
 def mirror_dir() -> Path:
     """The offline data mirror: $GPTCOURSE_DATA_MIRROR, else ../shared/data next to the repo."""

@@ -1,4 +1,6 @@
-"""environment.yml (conda) and the pip requirements say the same thing."""
+"""The environment: environment.yml (conda) and the pip requirements say the same thing; the test
+processes of make test share the cores without oversubscribing them."""
+import os
 import re
 import tomllib
 
@@ -57,3 +59,25 @@ def test_required_packages_are_declared():
 def test_torch_requirement_stays_loose_for_colab():
     bound = pip_requirements()["pytorch"]
     assert bound.startswith(">=") and "==" not in bound and "<" not in bound
+
+
+def _configured_environment(monkeypatch, **variables):
+    import conftest
+
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    conftest.pytest_configure(None)
+    return {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def test_parallel_test_processes_give_torch_one_thread_each(monkeypatch):
+    """make test runs two pytest processes on two cores: with torch's default thread per core in
+    each, a master notebook took three times as long (the threads wait on each other)."""
+    two = _configured_environment(monkeypatch, PYTEST_XDIST_WORKER="gw0", PYTEST_XDIST_WORKER_COUNT="2")
+    assert two == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert _configured_environment(monkeypatch) == {"OMP_NUM_THREADS": None, "MKL_NUM_THREADS": None}
+    kept = _configured_environment(monkeypatch, PYTEST_XDIST_WORKER="gw1", PYTEST_XDIST_WORKER_COUNT="2",
+                                   OMP_NUM_THREADS="4")
+    assert kept["OMP_NUM_THREADS"] == "4"
