@@ -31,7 +31,8 @@ $(VENV)/.installed: pyproject.toml course/pyproject.toml
 # Two pytest processes (pytest-xdist), a test file each at a time: a file's shared fixtures (the
 # corpus graded as one batch, the nbgrader course) are then made once. One process leaves a core
 # idle while it waits: on a grade run starting up, a kernel, a torchrun, a cluster, a time limit
-# running out; two fill it. TEST_WORKERS=1 runs everything in one process.
+# running out; two fill it. tests/conftest.py gives each process one torch thread and starts the
+# longest tests first (tests/README.md). TEST_WORKERS=1 runs everything in one process.
 TEST_WORKERS ?= 2
 test: setup
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile

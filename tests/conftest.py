@@ -49,11 +49,9 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)
 
 
-def pytest_xdist_make_scheduler(config, log):
+def longest_first_scheduling():
     """--dist loadfile as xdist does it (a file's tests in one process), but in the order the
     collection gives (longest first) and with each test of SPLIT_BY_TEST a unit of its own."""
-    if config.getoption("dist") != "loadfile":
-        return None
     from xdist.scheduler import LoadFileScheduling
 
     class LongestFirst(LoadFileScheduling):
@@ -64,7 +62,13 @@ def pytest_xdist_make_scheduler(config, log):
             self.config.option.loadscopereorder = False  # xdist's own: the files with most tests first
             super().schedule()
 
-    return LongestFirst(config, log)
+    return LongestFirst
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadfile":
+        return None
+    return longest_first_scheduling()(config, log)
 
 
 @pytest.fixture(scope="session")

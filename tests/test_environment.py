@@ -81,3 +81,39 @@ def test_parallel_test_processes_give_torch_one_thread_each(monkeypatch):
     kept = _configured_environment(monkeypatch, PYTEST_XDIST_WORKER="gw1", PYTEST_XDIST_WORKER_COUNT="2",
                                    OMP_NUM_THREADS="4")
     assert kept["OMP_NUM_THREADS"] == "4"
+
+
+class _Item:
+    def __init__(self, nodeid, slow=False):
+        self.nodeid, self.slow = nodeid, slow
+
+    def get_closest_marker(self, name):
+        return name == "slow" and self.slow or None
+
+
+def test_the_longest_tests_come_first_and_a_file_stays_together():
+    """xdist ordered the files by their number of tests: the masters, all in one process, came last
+    and ran alone for the last 20 minutes of make test."""
+    import conftest
+
+    masters = "tests/notebooks/test_masters_run.py::test_master_runs_top_to_bottom"
+    items = [_Item("tests/chapters/test_ch01.py::test_a"), _Item("tests/chapters/test_ch01.py::test_b"),
+             _Item("tests/grader/test_cluster.py::test_x", slow=True),
+             _Item(f"{masters}[01_text_data]", slow=True), _Item(f"{masters}[09_instruction]", slow=True),
+             _Item("tests/notebooks/test_nbgrader_agreement.py::test_one", slow=True),
+             _Item("tests/notebooks/test_nbgrader_agreement.py::test_two", slow=True)]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.nodeid.split("/")[-1] for i in items] == [
+        "test_nbgrader_agreement.py::test_one", "test_nbgrader_agreement.py::test_two",
+        "test_masters_run.py::test_master_runs_top_to_bottom[09_instruction]",
+        "test_masters_run.py::test_master_runs_top_to_bottom[01_text_data]",
+        "test_cluster.py::test_x", "test_ch01.py::test_a", "test_ch01.py::test_b"]
+
+
+def test_each_master_is_a_unit_of_work_of_its_own_and_other_files_stay_whole():
+    import conftest
+
+    scheduler = object.__new__(conftest.longest_first_scheduling())  # _split_scope reads no state
+    master = "tests/notebooks/test_masters_run.py::test_master_runs_top_to_bottom[08_lora]"
+    assert scheduler._split_scope(master) == master
+    assert scheduler._split_scope("tests/grader/test_cluster.py::test_x") == "tests/grader/test_cluster.py"
