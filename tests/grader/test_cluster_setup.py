@@ -3,6 +3,7 @@ grader/slurm_cluster.py, what a job sent to a worker holds (never the expected o
 the reference of the task being graded), and the worker's preflight. The real processes are in
 test_cluster.py."""
 import json
+import logging
 
 import pytest
 
@@ -97,12 +98,11 @@ def test_a_lost_scheduler_is_one_message_naming_the_resume(status):
         pool._outcome(future, {})
 
 
-def test_dask_logs_no_traceback_when_the_scheduler_goes(caplog):
+def test_dask_logs_no_traceback_when_the_scheduler_goes():
     """Dask's configuration gives distributed.client a level of its own (warning): quieting only the
     parent logger let the client's reconnect errors through, tracebacks and all, after the one-line
     message that a lost scheduler gets."""
     import distributed  # noqa: F401 - importing it applies Dask's logging configuration
-    import logging
 
     cluster.quiet_dask_logs()
     for name in ("distributed", "distributed.client", "distributed.comm.core", "tornado.application"):
