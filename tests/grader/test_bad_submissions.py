@@ -21,8 +21,11 @@ BROKEN_CELLS = [
     # Where the code was when it was stopped: the line of the cell, and what the grader was doing.
     ("loop_never_increments", "2.3", "x = 0\ni = 0\nwhile i < 3:\n    x += 1\n", "timeout",
      "was stopped at line 3 of your solution cell (an infinite loop"),
+    # The loop's body replaces what it computes: `inputs = inputs + 0` on inputs that require grad
+    # grows the autograd graph (about 0.5 KB a turn), and a fast machine reaches the memory cap
+    # before the time limit (a "memory" verdict, whose message names the endless loop too).
     ("loop_in_the_function", "2.1",
-     "def simple_self_attention(inputs):\n    i = 0\n    while i < 3:\n        inputs = inputs + 0\n"
+     "def simple_self_attention(inputs):\n    i = 0\n    while i < 3:\n        scores = inputs @ inputs.T\n"
      "    return inputs, inputs\n", "timeout",
      "stopped at line 3 of your solution cell, while calling simple_self_attention(inputs)"),
     ("memory_bomb", "2.4",
