@@ -30,6 +30,7 @@ import logging
 import sys
 import time
 import uuid
+from concurrent.futures import CancelledError
 
 from grader import cluster_worker, pool
 from grader.preflight import PreflightError, raise_if
@@ -68,6 +69,14 @@ class ClusterPool:
 
     def run(self, items, timeout, memory_mb):
         """items: (item, job) pairs. Yields (item, outcome) as the cluster finishes them."""
+        try:
+            yield from self._run_jobs(items, timeout, memory_mb)
+        except ClusterLost:
+            raise
+        except Exception as exc:  # noqa: BLE001 - see _lost_or_raise
+            self._lost_or_raise(exc)
+
+    def _run_jobs(self, items, timeout, memory_mb):
         from distributed import as_completed
 
         waiting = list(reversed(items))  # popped from the end: in the order given
@@ -160,8 +169,11 @@ class ClusterPool:
             workers = set(self._scheduler_workers())
             new = sorted(workers - self.usable - set(self.refused))
             if new:
-                answers = self.client.run(cluster_worker.preflight, *self._expected, self.chapters,
-                                          self.sandbox_option, self.device, workers=new)
+                try:
+                    answers = self.client.run(cluster_worker.preflight, *self._expected, self.chapters,
+                                              self.sandbox_option, self.device, workers=new)
+                except Exception as exc:  # noqa: BLE001 - see _lost_or_raise
+                    self._lost_or_raise(exc)
                 for worker, answer in answers.items():
                     problems = answer.get("problems") if isinstance(answer, dict) else ["no answer"]
                     if problems:
@@ -196,6 +208,15 @@ class ClusterPool:
                                   f"{WORKER_WAIT} s: start workers and run the same command again; it resumes "
                                   f"where this run stopped")
             time.sleep(1)
+
+    def _lost_or_raise(self, error):
+        """An error from the Dask client: ClusterLost when it comes from a lost scheduler, else the
+        error itself (a fault of ours, with its traceback). When the connection drops, the client
+        cancels every future it holds, finished ones included ("Client lost the connection to the
+        scheduler"), so any call (a result, a run on the workers) can raise between two checks."""
+        if isinstance(error, CancelledError) or self.client.status not in ("running", "newly-created"):
+            raise self._lost(error) from None
+        raise error
 
     def _lost(self, error):
         why = f" ({type(error).__name__}: {error})" if error else ""

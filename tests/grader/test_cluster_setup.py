@@ -107,3 +107,55 @@ def test_dask_logs_no_traceback_when_the_scheduler_goes():
     cluster.quiet_dask_logs()
     for name in ("distributed", "distributed.client", "distributed.comm.core", "tornado.application"):
         assert not logging.getLogger(name).isEnabledFor(logging.ERROR), name
+
+
+class _Completed:
+    """distributed.as_completed without a cluster: _next is replaced, so it only collects."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def add(self, future):
+        pass
+
+
+def _pool_whose_scheduler_is_gone_after(fails):
+    """A ClusterPool (no cluster) whose one job finished, then lost its scheduler: the client has
+    cancelled every future it held, the finished one too, as distributed does on a lost connection."""
+    from distributed.client import FutureCancelledError
+
+    class Future:
+        status = "finished"
+
+        def result(self):
+            raise FutureCancelledError("grade-2.1", reason="scheduler-connection-lost",
+                                       msg="Client lost the connection to the scheduler.")
+
+    pool = cluster.ClusterPool.__new__(cluster.ClusterPool)
+    pool.address, pool.usable, pool.refused, pool.scrub = "tcp://gone:8786", {"tcp://w1"}, {}, None
+    pool.client = type("Client", (), {"status": "connecting", "loop": None})()
+    future = Future()
+    pool._submit = lambda request: future
+    pool._next = lambda done: future if fails == "result" else fails()
+    return pool
+
+
+def test_a_future_cancelled_by_a_lost_scheduler_stops_the_run_with_its_message(monkeypatch):
+    """CI once saw a traceback (exit 1) instead of the one message (exit 2): the scheduler went
+    away between the job's "finished" and the fetch of its result."""
+    monkeypatch.setattr("distributed.as_completed", _Completed)
+    pool = _pool_whose_scheduler_is_gone_after("result")
+    with pytest.raises(cluster.ClusterLost, match="at tcp://gone:8786 is gone .FutureCancelledError"):
+        list(pool.run([("item", {"task": "2.1"})], 9, 100))
+
+
+def test_an_error_of_ours_while_the_scheduler_is_there_keeps_its_traceback(monkeypatch):
+    monkeypatch.setattr("distributed.as_completed", _Completed)
+
+    def broken(done):
+        raise KeyError("a bug of ours")
+
+    pool = _pool_whose_scheduler_is_gone_after(lambda: broken(None))
+    pool.client.status = "running"
+    with pytest.raises(KeyError, match="a bug of ours"):
+        list(pool.run([("item", {"task": "2.1"})], 9, 100))
