@@ -130,7 +130,7 @@ class ClusterPool:
             for future in batch[1:]:  # one at a time: the others come next
                 done.add(future)
             return batch[0]
-        if self.client.status not in ("running", "newly-created"):
+        if not self._connected():
             raise self._lost(None)
         time.sleep(0.005)
         return None
@@ -214,9 +214,12 @@ class ClusterPool:
         error itself (a fault of ours, with its traceback). When the connection drops, the client
         cancels every future it holds, finished ones included ("Client lost the connection to the
         scheduler"), so any call (a result, a run on the workers) can raise between two checks."""
-        if isinstance(error, CancelledError) or self.client.status not in ("running", "newly-created"):
+        if isinstance(error, CancelledError) or not self._connected():
             raise self._lost(error) from None
         raise error
+
+    def _connected(self):
+        return self.client.status in ("running", "newly-created")
 
     def _lost(self, error):
         why = f" ({type(error).__name__}: {error})" if error else ""
