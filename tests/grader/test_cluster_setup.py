@@ -43,10 +43,9 @@ def test_a_job_sent_to_a_worker_holds_what_the_host_needs_and_no_answer(monkeypa
     student = next(c["source"] for c in filled_notebook("02_attention")["cells"]
                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "task_2_4")
     job = engine._job("2.5", student, manifest, cases, settings)
-    pool = cluster.ClusterPool.__new__(cluster.ClusterPool)
-    pool.sandbox_option, pool.usable = "none", {"tcp://w1"}
     captured = []
-    pool.client = type("Client", (), {"submit": lambda self, fn, *args, **kw: captured.append((fn, args, kw))})()
+    client = type("Client", (), {"submit": lambda self, fn, *args, **kw: captured.append((fn, args, kw))})()
+    pool = _pool_without_a_cluster(sandbox_option="none", usable={"tcp://w1"}, client=client)
     pool._submit({"timeout": 9, "memory_mb": 100, "job": job})
     [(function, (request, sandbox_option), options)] = captured
     assert function is cluster_worker.run_job and sandbox_option == "none"
@@ -91,8 +90,7 @@ def test_a_worker_preflight_names_what_it_lacks(monkeypatch):
 
 @pytest.mark.parametrize("status", ["cancelled"])
 def test_a_lost_scheduler_is_one_message_naming_the_resume(status):
-    pool = cluster.ClusterPool.__new__(cluster.ClusterPool)
-    pool.address = "tcp://somewhere:8786"
+    pool = _pool_without_a_cluster(address="tcp://somewhere:8786")
     future = type("Future", (), {"status": status, "exception": lambda self: None})()
     with pytest.raises(cluster.ClusterLost, match="run the same command again"):
         pool._outcome(future, {})
@@ -119,43 +117,52 @@ class _Completed:
         pass
 
 
-def _pool_whose_scheduler_is_gone_after(fails):
-    """A ClusterPool (no cluster) whose one job finished, then lost its scheduler: the client has
-    cancelled every future it held, the finished one too, as distributed does on a lost connection."""
-    from distributed.client import FutureCancelledError
+class _CancelledFuture:
+    """A finished job's future after the scheduler went: distributed's client cancels every future
+    it holds when its connection drops, the finished ones too."""
+    status = "finished"
 
-    class Future:
-        status = "finished"
+    def result(self):
+        from distributed.client import FutureCancelledError
 
-        def result(self):
-            raise FutureCancelledError("grade-2.1", reason="scheduler-connection-lost",
-                                       msg="Client lost the connection to the scheduler.")
+        raise FutureCancelledError("grade-2.1", reason="scheduler-connection-lost",
+                                   msg="Client lost the connection to the scheduler.")
 
-    pool = cluster.ClusterPool.__new__(cluster.ClusterPool)
-    pool.address, pool.usable, pool.refused, pool.scrub = "tcp://gone:8786", {"tcp://w1"}, {}, None
-    pool.client = type("Client", (), {"status": "connecting", "loop": None})()
-    future = Future()
+
+def _pool_running_one_job(monkeypatch, client_status, future):
+    """A ClusterPool (no cluster) whose one job, when submitted, is `future`, finished at once."""
+    monkeypatch.setattr("distributed.as_completed", _Completed)
+    client = type("Client", (), {"status": client_status, "loop": None})()
+    pool = _pool_without_a_cluster(address="tcp://gone:8786", usable={"tcp://w1"}, refused={}, scrub=None,
+                                   client=client)
     pool._submit = lambda request: future
-    pool._next = lambda done: future if fails == "result" else fails()
+    pool._next = lambda done: future
     return pool
 
 
 def test_a_future_cancelled_by_a_lost_scheduler_stops_the_run_with_its_message(monkeypatch):
     """CI once saw a traceback (exit 1) instead of the one message (exit 2): the scheduler went
     away between the job's "finished" and the fetch of its result."""
-    monkeypatch.setattr("distributed.as_completed", _Completed)
-    pool = _pool_whose_scheduler_is_gone_after("result")
+    pool = _pool_running_one_job(monkeypatch, "connecting", _CancelledFuture())
     with pytest.raises(cluster.ClusterLost, match="at tcp://gone:8786 is gone .FutureCancelledError"):
         list(pool.run([("item", {"task": "2.1"})], 9, 100))
 
 
 def test_an_error_of_ours_while_the_scheduler_is_there_keeps_its_traceback(monkeypatch):
-    monkeypatch.setattr("distributed.as_completed", _Completed)
+    class BrokenFuture:
+        @property
+        def status(self):
+            raise KeyError("a bug of ours")
 
-    def broken(done):
-        raise KeyError("a bug of ours")
-
-    pool = _pool_whose_scheduler_is_gone_after(lambda: broken(None))
-    pool.client.status = "running"
+    pool = _pool_running_one_job(monkeypatch, "running", BrokenFuture())
     with pytest.raises(KeyError, match="a bug of ours"):
         list(pool.run([("item", {"task": "2.1"})], 9, 100))
+
+
+def _pool_without_a_cluster(**attributes):
+    """A ClusterPool that never connected (its __init__ reaches for a scheduler), with the
+    attributes a test needs."""
+    pool = cluster.ClusterPool.__new__(cluster.ClusterPool)
+    for name, value in attributes.items():
+        setattr(pool, name, value)
+    return pool
