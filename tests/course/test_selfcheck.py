@@ -121,3 +121,21 @@ def test_a_passed_check_prints_two_short_lines(capsys):
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("✔ Task 2.1 (simple_self_attention): all ") and len(printed) == 2
     assert all(len(line) <= 72 for line in printed), printed
+
+
+def test_an_interrupted_check_says_where_the_code_was_not_a_traceback():
+    """The stop button, or nbgrader's Validate stopping a cell past its time limit, interrupts the
+    student's endless loop: the check names the line of the cell, as the graders do."""
+    import _thread
+    import threading
+
+    namespace = {}
+    cell = "def simple_self_attention(inputs):\n    scores = inputs @ inputs.T\n    while True: scores = inputs @ inputs.T\n"
+    exec(compile(cell, "<cell-in-a-kernel>", "exec"), namespace)
+    threading.Timer(1.0, _thread.interrupt_main).start()
+    with pytest.raises(SelfCheckFailed) as failed:
+        check("2.1", namespace["simple_self_attention"])
+    message = str(failed.value)
+    assert "interrupted at line 3 of your solution cell, while calling simple_self_attention(" in message
+    assert "infinite loop" in message
+    assert failed.value._render_traceback_()[0].startswith("SelfCheckFailed: Task 2.1")

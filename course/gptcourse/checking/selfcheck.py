@@ -99,14 +99,19 @@ def check(task_id, *objects, earlier=None):
     context = ProbeContext(earlier=earlier)
     entries = load_fixtures(task.chapter)[task.id]
     runs = 0
-    for device in _devices():
-        for entry in entries:
-            case = records.Case.from_data(entry["case"]).on(device)
-            mistakes = [(m["message"], m["observations"]) for m in entry["mistakes"]]
-            runs += _check_case(task, name, names, case, entry["expected"], mistakes, context)
-            if device == "cpu" and device_pass_supported(case):
-                # Once more on the meta device: catches tensors created on the CPU in forward.
-                runs += _check_case(task, name, names, case.on(META), {}, [], context)
+    try:
+        for device in _devices():
+            for entry in entries:
+                case = records.Case.from_data(entry["case"]).on(device)
+                mistakes = [(m["message"], m["observations"]) for m in entry["mistakes"]]
+                runs += _check_case(task, name, names, case, entry["expected"], mistakes, context)
+                if device == "cpu" and device_pass_supported(case):
+                    # Once more on the meta device: catches tensors created on the CPU in forward.
+                    runs += _check_case(task, name, names, case.on(META), {}, [], context)
+    except KeyboardInterrupt as stop:
+        # The stop button, or nbgrader's Validate stopping a cell that ran past its time limit:
+        # say where the student's code was, rather than the probes' traceback.
+        raise SelfCheckFailed(_interrupted_message(task, name, stop, objects)) from None
     # Two short lines rather than one long one, which JupyterLab would break inside a word.
     print(f"✔ Task {task.id} ({name}): all {runs} self-check cases passed.\n"
           f"The hidden tests try more shapes and settings.")
@@ -120,6 +125,32 @@ def _check_case(task, name, names, case, expected, mistakes, context):
             f"Task {task.id} ({name}) failed on {case.label} [{case.device}]:\n{problem}"
         ) from None
     return 1
+
+
+def _interrupted_message(task, name, stop, objects):
+    """'Task 2.3 (...): the self-check was interrupted at line 5 of your solution cell, while ...'."""
+    from .worker_host import where_stopped
+
+    innermost = stop.__traceback__
+    while innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    where = where_stopped(innermost.tb_frame, _code_files(objects))
+    at = f" at line {where['line']} of your solution cell" if "line" in where else ""
+    if "step" in where:
+        at += f"{',' if at else ''} while {where['step']}"
+    return f"Task {task.id} ({name}): the self-check was interrupted{at}: an infinite loop, or far too much work?"
+
+
+def _code_files(objects):
+    """The files the student's functions and methods were compiled from (in a notebook: the cell)."""
+    files = set()
+    for obj in objects:
+        functions = vars(obj).values() if isinstance(obj, type) else [obj]
+        for function in functions:
+            code = getattr(getattr(function, "__func__", function), "__code__", None)
+            if code is not None:
+                files.add(code.co_filename)
+    return files
 
 
 def _earlier_from(namespace, task_id):
