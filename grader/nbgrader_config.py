@@ -28,3 +28,12 @@ c.Execute.timeout = 120
 from grader.nbgrader_execute import use_course_execute  # noqa: E402 - after get_config, as nbgrader expects
 
 use_course_execute(c, task_timeout=60)
+
+# A student's cell cannot take the machine: every kernel nbgrader starts (autograde, and Validate
+# in the student's Jupyter server) gets the course grader's memory cap, RLIMIT_DATA at what it
+# holds once torch is loaded plus memory_mb (python -m grader grade --memory-mb, 2048 by default),
+# set as it starts by gptcourse/checking/kernel_memory.py. A cell over it fails with the course
+# grader's memory message and costs its own task. memory_mb=0: no cap.
+from gptcourse.checking.kernel_memory import kernel_arguments  # noqa: E402
+
+c.Execute.extra_arguments = kernel_arguments(memory_mb=2048)

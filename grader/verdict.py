@@ -5,12 +5,14 @@ bridge (on observations made in the notebook's kernel), so both give the same gr
 Besides the message, a verdict that is not a pass carries a Finding (gptcourse/checking/findings.py):
 the same verdict as fields, for the class report.
 """
-import re
 from dataclasses import replace
 from typing import NamedTuple, Optional
 
 from gptcourse.checking.findings import Finding
 from gptcourse.checking.judge import judge_finding
+# What a failed allocation looks like and the words for it are the student package's: the self-check
+# says them too. memory_exhausted and requested_bytes are imported from here as well.
+from gptcourse.checking.memory import memory_exhausted, memory_message, requested_bytes, where_text
 
 
 class Verdict(NamedTuple):
@@ -66,61 +68,17 @@ def verdict(task_id, cases, expected, outcome, settings=None):
 def timeout_verdict(outcome):
     """A task stopped at its time limit: how long it had, and where its code was (the line of the
     solution cell, and what the grader was doing) when the child could say."""
-    where = _where(outcome.get("line"), outcome.get("step"))
+    where = where_text(outcome.get("line"), outcome.get("step"))
     message = (f"your code did not finish within {outcome['limit']:g} s and was stopped{where} "
                f"(an infinite loop, or far too much work?)")
     return Verdict("timeout", message, [], Finding("timeout", detail="did not finish in time",
                                                    step=outcome.get("step") or ""))
 
 
-# What an allocation that failed under the worker's memory cap looks like: Python's MemoryError,
-# or torch's allocator (std::bad_alloc from C++, "can't allocate memory" from its CPU allocator),
-# or a GPU's own limit.
-_ALLOCATION_FAILED = re.compile(r"std::bad_alloc|can't allocate memory|Cannot allocate memory|out of memory",
-                                re.IGNORECASE)
-_REQUESTED = re.compile(r"tried to allocate (\d+) bytes")
-
-
-def memory_exhausted(error):
-    """Whether an exception the code raised was an allocation that failed."""
-    return error.get("type") in ("MemoryError", "OutOfMemoryError") or bool(
-        _ALLOCATION_FAILED.search(str(error.get("message", ""))))
-
-
-def requested_bytes(error):
-    """The size of the one allocation that failed, when the message says it (torch's CPU allocator)."""
-    found = _REQUESTED.search(str(error.get("message", "")))
-    return int(found.group(1)) if found else None
-
-
 def memory_verdict(limit_mb, where, requested=None):
     """A task that ran out of memory, stopped by the worker (its memory watch) or failing to
     allocate under the worker's cap. `where`: an outcome with line and step, or an error record
-    (its "where" is "line 19: <code>", its "step" what the probe was doing)."""
-    line = where.get("line")
-    if line is None and isinstance(where.get("where"), str):
-        found = re.match(r"line (\d+)", where["where"])
-        line = int(found.group(1)) if found else None
-    at = _where(line, where.get("step"))
-    limit = f"the {limit_mb:,} MB memory limit" if limit_mb else "the memory available"
-    if requested and (not limit_mb or requested > limit_mb * 1024 * 1024):
-        message = (f"your code tried to allocate {requested / 2**30:,.1f} GB at once, more than {limit}"
-                   f"{at} — check the sizes of the tensors you create")
-        detail = "tried to allocate more than the memory limit at once"
-    elif "GPU" in str(where.get("message", "")) or "CUDA out of memory" in str(where.get("message", "")):
-        message = (f"your code ran out of GPU memory{at} — a loop that never ends, or one that keeps "
-                   f"tensors that require grad?")
-        detail = "ran out of GPU memory"
-    else:
-        message = (f"your code used more than {limit} and was stopped{at} — a loop that never ends, "
-                   f"or one that keeps tensors that require grad (keep loss.item(), not loss)?")
-        detail = "used more than the memory limit"
+    (its "where" is "line 19: <code>", its "step" what the probe was doing). The words are
+    gptcourse.checking.memory's, which the self-check uses too."""
+    message, detail = memory_message(limit_mb, where, requested)
     return Verdict("memory", message, [], Finding("memory", detail=detail, step=where.get("step") or ""))
-
-
-def _where(line, step):
-    """' at line 3 of your solution cell, while calling f(x)', or what of it is known."""
-    text = f" at line {line} of your solution cell" if isinstance(line, int) else ""
-    if isinstance(step, str) and step:
-        text += f"{',' if text else ''} while {step}"
-    return text

@@ -17,6 +17,9 @@ self-checks (`gptcourse.check`) and the grader. Nothing here is for a student to
   observations shipped in fixtures/NN_chapter.json.
 - worker_host: the grader's worker process (`python -m gptcourse.checking.worker_host`,
   which grader/sandbox.py starts).
+- memory: what running out of memory looks like and what the student is told, for the grader
+  and the self-check; kernel_memory: the same memory cap as the grader's, in the kernels that
+  nbgrader starts (an IPython extension).
 
 Importing this package imports nothing: the worker host starts before torch is loaded.
 """

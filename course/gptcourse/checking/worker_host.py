@@ -570,7 +570,7 @@ def run_job(job, scratch=None):
     torch.set_num_threads(job.get("threads", 1))
     if any(str(case.get("device", "cpu")).startswith("cuda") for case in job["cases"]):
         torch.cuda.init()  # before the memory cap: the CUDA runtime maps a lot of memory
-    _limit_memory(job["memory_limit_mb"])
+    limit_memory(job["memory_limit_mb"])
 
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     for source in job["setup_sources"] + job["reference_sources"]:
@@ -620,8 +620,9 @@ def _exec_student_cell(source, filename, namespace, warnings):
     return None
 
 
-def _limit_memory(limit_mb):
-    """Cap the data segment (heap and anonymous mappings) to what is in use now plus the limit."""
+def limit_memory(limit_mb):
+    """Cap the data segment (heap and anonymous mappings) to what is in use now plus the limit.
+    Also the cap of the kernels nbgrader starts (gptcourse/checking/kernel_memory.py)."""
     in_use = _vm_data_bytes()
     soft = in_use + limit_mb * 1024 * 1024
     _, hard = resource.getrlimit(resource.RLIMIT_DATA)
