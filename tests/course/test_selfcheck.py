@@ -139,3 +139,39 @@ def test_an_interrupted_check_says_where_the_code_was_not_a_traceback():
     assert "interrupted at line 3 of your solution cell, while calling simple_self_attention(" in message
     assert "infinite loop" in message
     assert failed.value._render_traceback_()[0].startswith("SelfCheckFailed: Task 2.1")
+
+
+@pytest.mark.parametrize("cap_mb,limit", [(None, "the memory available"), (300, "the 300 MB memory limit")])
+def test_a_check_that_ran_out_of_memory_says_so_in_the_graders_words(monkeypatch, cap_mb, limit):
+    """A function that fails to allocate (under nbgrader, in a kernel with the grader's memory cap,
+    gptcourse/checking/kernel_memory.py): the course grader's memory message, naming the cap when
+    the kernel has one, not the MemoryError's own."""
+    from gptcourse.checking import memory
+
+    monkeypatch.setattr(memory, "_kernel_cap_mb", cap_mb)
+    namespace = {}
+    cell = "def simple_self_attention(inputs):\n    kept = []\n    raise MemoryError()\n"
+    exec(compile(cell, "<cell-in-a-kernel>", "exec"), namespace)
+    with pytest.raises(SelfCheckFailed) as failed:
+        check("2.1", namespace["simple_self_attention"])
+    message = str(failed.value)
+    assert message.startswith("Task 2.1 (simple_self_attention) failed on ")
+    assert (f"your code used more than {limit} and was stopped at line 3 of your solution cell, "
+            f"while calling simple_self_attention(") in message
+    assert "a loop that never ends" in message
+
+
+def test_running_out_of_memory_in_the_checks_own_work_says_so_too(monkeypatch):
+    """Once the student's code has filled the kernel, the check's own tensors may be what fails
+    (torch's "can't allocate memory", outside the student's call): the same message."""
+    from gptcourse.checking import selfcheck
+
+    def no_memory(*args, **kwargs):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: "
+                           "you tried to allocate 4096 bytes. Error code 12 (Cannot allocate memory)")
+
+    monkeypatch.setattr(selfcheck, "judge", no_memory)
+    with pytest.raises(SelfCheckFailed) as failed:
+        check("2.1", *reference_objects("2.1").values())
+    assert str(failed.value).startswith("Task 2.1 (simple_self_attention): your code used more than the memory "
+                                        "available and was stopped — a loop that never ends")

@@ -13,6 +13,7 @@ import torch
 
 from . import records
 from .judge import judge
+from .memory import allocation_failed, kernel_cap_mb, memory_exhausted, memory_message, requested_bytes
 from .probes import META, ProbeContext, device_pass_supported, run_probe
 from .tasks import carried_tasks, get_task
 
@@ -112,6 +113,12 @@ def check(task_id, *objects, earlier=None):
         # The stop button, or nbgrader's Validate stopping a cell that ran past its time limit:
         # say where the student's code was, rather than the probes' traceback.
         raise SelfCheckFailed(_interrupted_message(task, name, stop, objects)) from None
+    except (MemoryError, RuntimeError) as exc:
+        # Out of memory outside the student's call (the check's own tensors, once their code
+        # has filled the kernel): the course's message rather than the probes' traceback.
+        if not allocation_failed(exc):
+            raise
+        raise SelfCheckFailed(f"Task {task.id} ({name}): {memory_message(kernel_cap_mb(), {})[0]}") from None
     # Two short lines rather than one long one, which JupyterLab would break inside a word.
     print(f"✔ Task {task.id} ({name}): all {runs} self-check cases passed.\n"
           f"The hidden tests try more shapes and settings.")
@@ -119,7 +126,12 @@ def check(task_id, *objects, earlier=None):
 
 def _check_case(task, name, names, case, expected, mistakes, context):
     got = run_probe(names, case, context)
-    problem = judge(task.id, case, got, expected, mistakes)
+    if "error" in got and memory_exhausted(got["error"]):
+        # The course grader's words for it (under nbgrader the kernel has the grader's memory cap,
+        # gptcourse/checking/kernel_memory.py), not the MemoryError's own.
+        problem, _ = memory_message(kernel_cap_mb(), got["error"], requested_bytes(got["error"]))
+    else:
+        problem = judge(task.id, case, got, expected, mistakes)
     if problem:
         raise SelfCheckFailed(
             f"Task {task.id} ({name}) failed on {case.label} [{case.device}]:\n{problem}"
