@@ -8,9 +8,10 @@
 
 The hidden tests come first. It runs the same cases, probes and verdict as the course grader, with
 the earlier tasks' graded names bound to the reference while the task is tested (so one mistake
-costs points once), within the course grader's time limit per task, and raises AssertionError
-with the feedback when the task fails. When they pass, the
-public self-check below them is skipped: it would use the student's own earlier code. Environment
+costs points once), within the course grader's time limit per task (and in a kernel with its
+memory cap, gptcourse/checking/kernel_memory.py), and raises AssertionError with the feedback
+when the task fails. When they pass, the public self-check below them is skipped: it would use
+the student's own earlier code. Environment
 variables GPTCOURSE_GRADER_SEED and GPTCOURSE_GRADER_DEVICE fix the seed and device (the
 agreement test between the two graders sets them), GPTCOURSE_GRADER_TIMEOUT the time limit.
 """
@@ -21,7 +22,9 @@ import signal
 import sys
 import threading
 import traceback
+from types import SimpleNamespace
 
+from gptcourse.checking.memory import allocation_failed, kernel_cap_mb
 from gptcourse.checking.probes import ProbeContext, observe
 from gptcourse.checking.selfcheck import defer_to_hidden_tests
 from gptcourse.checking.tasks import carried_tasks, get_task
@@ -41,7 +44,26 @@ def run_hidden_tests(task_id, namespace):
         raise AssertionError(f"Task {task_id}: your notebook does not define {', '.join(missing)}")
     objects = {name: namespace[name] for name in task.names}
     devices = devices_for(os.environ.get("GPTCOURSE_GRADER_DEVICE", "auto"))
-    cases, expected = Expectations(_SEED, devices).for_task(task_id)
+    try:
+        cases, expected = Expectations(_SEED, devices).for_task(task_id)
+        outcome = _run_cases(task_id, objects, cases, namespace)
+    except (MemoryError, RuntimeError) as exc:
+        # The student's code filled the kernel (say, a list its cell keeps) and the hidden tests'
+        # own work could not allocate: the memory verdict, as for their code's own failure.
+        if not allocation_failed(exc):
+            raise
+        cases, expected, outcome = [], [], {"killed": "memory", "limit": kernel_cap_mb()}
+    # The kernel's memory cap (gptcourse/checking/kernel_memory.py) is the course grader's
+    # --memory-mb: the memory verdict names it as that grader does.
+    judged = verdict(task_id, cases, expected, outcome, SimpleNamespace(memory_mb=kernel_cap_mb()))
+    if judged.status != "passed":
+        raise AssertionError(failure_text(task_id, judged))
+    defer_to_hidden_tests(task_id)
+    print(f"Task {task_id}: hidden tests passed.")
+
+
+def _run_cases(task_id, objects, cases, namespace):
+    """The outcome of the task's cases, as a worker reports it: the observations, or a timeout."""
     # The course grader's time limit per task: a function that never returns fails the same way
     # under both graders (grader/nbgrader_execute.py sets it from its task_timeout).
     limit = float(os.environ.get(TIMEOUT_ENV_VAR) or Settings.timeout)
@@ -49,14 +71,9 @@ def run_hidden_tests(task_id, namespace):
         with _time_limit(limit, _code_files(objects)) as where:
             with _reference_bound(namespace, carried_tasks(task_id)) as earlier:
                 observations = observe(objects, cases, ProbeContext(earlier=earlier))
-        outcome = {"result": {"observations": observations}}
+        return {"result": {"observations": observations}}
     except _OutOfTime:
-        outcome = {"killed": "timeout", "limit": limit, **where}
-    judged = verdict(task_id, cases, expected, outcome)
-    if judged.status != "passed":
-        raise AssertionError(failure_text(task_id, judged))
-    defer_to_hidden_tests(task_id)
-    print(f"Task {task_id}: hidden tests passed.")
+        return {"killed": "timeout", "limit": limit, **where}
 
 
 def failure_text(task_id, judged):

@@ -21,12 +21,19 @@ each of those to its task, with the course grader's verdict and message:
   task cells that finished, quietly; the notebook goes on from the next cell;
 - the hidden tests in a check cell keep to the same limit themselves
   (grader/nbgrader_bridge.py), so a function that loops when called fails with the same
-  message as under the course grader.
+  message as under the course grader;
+- the kernel has the course grader's memory cap (grader/nbgrader_config.py starts it with
+  gptcourse/checking/kernel_memory.py), so an allocation beyond it fails in the student's code.
+  A cell that ran out of memory may leave its kernel full (a list its loop kept): the next cell
+  gets a fresh kernel, except the task's own check cell, whose hidden tests run in that kernel
+  as the course grader's run after the student's cell in the same process (and give its memory
+  verdict, "used more than the 2,048 MB memory limit"). The cell is not replayed.
 
 Nothing here decides points: nbgrader gives a check cell its points when it runs without an
 error, as always.
 """
 import os
+import re
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
@@ -35,6 +42,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
 from gptcourse.checking import conventions
+from gptcourse.checking.memory import memory_exhausted
 from grader.paths import TIMEOUT_ENV_VAR
 
 def use_course_execute(config, task_timeout):
@@ -58,6 +66,9 @@ class CourseExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._unfinished = {}  # task id -> the outcome the verdict reads ({"killed": "timeout", ...})
         self._replay = []  # sources a fresh kernel runs first, in notebook order
+        # After a cell ran out of memory: the one cell that still runs in its kernel, as
+        # (kind, task id) (the task's check cell; ("", "") when none), before a fresh kernel.
+        self._spent = None
         # The hidden tests read the limit in the kernel, which inherits this environment.
         os.environ[TIMEOUT_ENV_VAR] = str(self.task_timeout)
         return super().preprocess(nb, resources, km)
@@ -76,6 +87,9 @@ class CourseExecute(Execute):
         if kind == conventions.CHECK and task_id in self._unfinished:
             cell.outputs = [_error_output(unfinished_message(task_id, self._unfinished[task_id]))]
             return cell, self.resources
+        if self._spent is not None and cell.cell_type == "code" and (kind, task_id) != self._spent:
+            self._spent = None
+            self._start_fresh_kernel()
         self._timed_out = False
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
@@ -92,6 +106,8 @@ class CourseExecute(Execute):
             return cell, self.resources
         if kind == conventions.SOLUTION and self._timed_out:
             self._unfinished[task_id] = {"killed": "timeout", "limit": self.task_timeout, **self._interrupted_where()}
+        elif _ran_out_of_memory(cell):
+            self._spent = (conventions.CHECK, task_id) if kind == conventions.SOLUTION else ("", "")
         elif _replayed(cell, kind):
             self._replay.append(cell.source)
         return cell, resources
@@ -139,6 +155,19 @@ class CourseExecute(Execute):
             return {"line": int(text)}
         except (KeyError, TypeError, ValueError, RuntimeError, TimeoutError):
             return {}
+
+
+# What a check cell raises when its hidden tests give the memory verdict (nbgrader_bridge.failure_text).
+_MEMORY_VERDICT = re.compile(r"Task \S+ \(memory\): ")
+
+
+def _ran_out_of_memory(cell):
+    """Whether the cell ended in a failed allocation: its own (MemoryError, torch's "can't
+    allocate memory") or its hidden tests' memory verdict."""
+    return any(output.output_type == "error"
+               and (memory_exhausted({"type": output.ename, "message": output.evalue})
+                    or _MEMORY_VERDICT.match(output.evalue))
+               for output in cell.get("outputs", ()))
 
 
 def _replayed(cell, kind):

@@ -92,6 +92,17 @@ def filled_notebook(chapter, overrides=None, paste=True):
     return nb
 
 
+def without_demos(nb):
+    """The notebook of a student who deleted the demo and plot cells (students may: only the
+    setup, carry-over, task and check cells are graded). nbgrader runs every cell of a
+    submission, so the corpus students skip the demos, which the masters test runs in full and
+    the workshop test in the quick mode nbgrader gets; this keeps the test's time from growing
+    with each chapter's demos and training runs."""
+    nb = copy.deepcopy(nb)
+    nb["cells"] = [c for c in nb["cells"] if not {"demo", "plot"} & set(c.get("metadata", {}).get("tags", []))]
+    return nb
+
+
 def write_notebook(nb, path):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

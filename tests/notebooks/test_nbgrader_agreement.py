@@ -8,14 +8,13 @@ could leak into another, and an untouched release of a sample of chapters. nbgra
 autogrades it with a fixed seed on the CPU, the course grader grades the same submitted/
 folder with the same seed, and every task's score must match, as must its maximum.
 """
-import copy
 import json
 import re
 
 import pytest
 
 from factory import (CAUSAL_ATTENTION_REUSING_2_4, CORPUS, filled_notebook, grade_id, manifest, records_by_submission,
-                     release_notebook, run_grader)
+                     release_notebook, run_grader, without_demos)
 from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of
 from grader import nbgrader_course
 
@@ -154,17 +153,6 @@ def corpus_students():
             number += 1
         students.setdefault(f"corpus_{chapter[:2]}_{number}", {})[task_id] = item
     return students
-
-
-def without_demos(nb):
-    """The notebook of a student who deleted the demo and plot cells (students may: only the
-    setup, carry-over, task and check cells are graded). nbgrader runs every cell of a
-    submission, so the corpus students skip the demos, which the masters test runs in full and
-    the workshop test in the quick mode nbgrader gets; this keeps the test's time from growing
-    with each chapter's demos and training runs."""
-    nb = copy.deepcopy(nb)
-    nb["cells"] = [c for c in nb["cells"] if not {"demo", "plot"} & set(c.get("metadata", {}).get("tags", []))]
-    return nb
 
 
 class Graded:
