@@ -259,7 +259,11 @@ CHAPTER_05 = {
             "`(1, num_tokens)`, `<|endoftext|>` allowed (the single id 50256).",
             "`token_ids_to_text` decodes such a tensor back to the text; the tensor passed in stays unchanged.",
         ),
-        free=("Which integer dtype the ids have (the task text asks for int64).",)),
+        free=(
+            "Which integer dtype the ids have (the task text asks for int64).",
+            "What the empty text gives: no case encodes it. The book's `torch.tensor(ids)` makes an empty list "
+            "a float32 tensor, while the task text (and the reference, with `dtype=torch.long`) gives int64 ids.",
+        )),
     "5.2": Contract(
         pinned=(
             "The mean cross-entropy over every position of every sequence, as a 0-d tensor that gradients "
