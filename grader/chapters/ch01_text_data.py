@@ -331,7 +331,16 @@ def _public_1_4(rng):
                                                              "shuffle": True, "drop_last": False},
                      text=_verdict()[:120], batches=0, sampler=True, windows=True),
         _default_loader_case(),
+        _workers_case("the start of the-verdict", 2),
     ]
+
+
+def _workers_case(label, num_workers, text_length=120):
+    """num_workers passed on: the loader's own num_workers is compared, and no batch is read, so
+    no worker process starts."""
+    kwargs = {"batch_size": 2, "max_length": 4, "stride": 4, "shuffle": False, "drop_last": True,
+              "num_workers": num_workers}
+    return _loader_case(label, kwargs, text=_verdict()[:text_length], batches=0, num_workers=True)
 
 
 def _hidden_1_4(rng):
@@ -347,6 +356,7 @@ def _hidden_1_4(rng):
         _loader_case("a passage of the-verdict, shuffled", {"batch_size": 4, "max_length": 6, "stride": 9,
                                                             "shuffle": True, "drop_last": False},
                      text=passage, batches=0, sampler=True, windows=True, batch_shapes=True),
+        _workers_case("the start of the-verdict", int(rng.integers(1, 5)), text_length=200),
     ]
 
 
@@ -362,8 +372,9 @@ def _mistaken_loader(defaults=None, force=None, swap=False, batch_of_window=Fals
             window, step = step, window
         dataset = reference_object("1.3")(txt, get_encoding(), window, step)
         batch_size = settings["max_length"] if batch_of_window else settings["batch_size"]
+        # Only the num_workers case passes num_workers > 0, and it reads no batch: no worker starts.
         return DataLoader(dataset, batch_size=batch_size, shuffle=settings["shuffle"],
-                          drop_last=settings["drop_last"], num_workers=0)
+                          drop_last=settings["drop_last"], num_workers=settings["num_workers"])
 
     return create_dataloader_v1
 
@@ -385,6 +396,8 @@ def _mistakes_1_4():
         ("drop_last is not passed on to the DataLoader (it never drops the last, incomplete batch)",
          _mistaken_loader(force={"drop_last": False})),
         ("batch_size is not passed on to the DataLoader", _mistaken_loader(force={"batch_size": 1})),
+        ("num_workers is not passed on to the DataLoader: DataLoader(..., num_workers=num_workers)",
+         _mistaken_loader(force={"num_workers": 0})),
         ("the DataLoader gets batch_size=max_length: a batch holds batch_size windows",
          _mistaken_loader(batch_of_window=True)),
         ("max_length and stride are swapped when the dataset is made", _mistaken_loader(swap=True)),

@@ -8,7 +8,8 @@ import torch
 from gptcourse.checking.chapters.ch02_attention import causal_attention_arguments, self_attention_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.attention import MASKING, NEG_INF, SCALING, attend, dropout_internals, module_case
+from grader.hidden.attention import (MASKING, NAIVE_SOFTMAX, NEG_INF, SCALING, attend, dropout_internals,
+                                     module_case, naive_softmax)
 from grader.hidden.casekit import shape_label, subclass_with_forward
 
 TOY_INPUTS = np.array(
@@ -22,18 +23,29 @@ TOY_INPUTS = np.array(
 # Cases
 # ------------------------------------------------------------------------------------------
 
-def _inputs_case(rng, shape, dtype="float32", inputs=None):
-    """simple_self_attention(inputs): inputs (T, d) or (B, T, d)."""
+def _inputs_case(rng, shape, dtype="float32", inputs=None, scale=None):
+    """simple_self_attention(inputs): inputs (T, d) or (B, T, d). scale: inputs that many times
+    larger, so that scores pass the point where exp overflows (88 in float32, 709 in float64).
+    Large cases are float64: in float32 the rounding of scores this large moves the gradients
+    of two correct implementations apart by more than the tolerance."""
     x = inputs if inputs is not None else rng.normal(size=shape)
+    label = shape_label(x.shape, dtype)
+    if scale:
+        x = x * scale
+        label = f"inputs {scale:g} times larger (scores up to {np.max(x @ np.swapaxes(x, -1, -2)):.0f}): {label}"
     arrays = {"inputs": x, "grad_seed": rng.normal(size=x.shape)}
-    return Case("2.1", "forward", shape_label(x.shape, dtype), {}, arrays, dtype)
+    return Case("2.1", "forward", label, {}, arrays, dtype)
 
 
-def _scores_case(rng, shape, d_k, dtype="float32"):
-    """causal_attention_weights(attn_scores, d_k): scores (..., T, T)."""
-    scores = 2.0 * rng.normal(size=shape)
+def _scores_case(rng, shape, d_k, dtype="float32", offset=0.0):
+    """causal_attention_weights(attn_scores, d_k): scores (..., T, T). A large offset gives scores
+    past the point where exp overflows (88 in float32, 709 in float64) after the division by
+    sqrt(d_k), all within a few units of each other: a correct softmax that zeroes the future and
+    renormalises keeps numbers in every row."""
+    scores = offset + 2.0 * rng.normal(size=shape)
     arrays = {"attn_scores": scores, "grad_seed": rng.normal(size=scores.shape)}
-    label = f"attention scores of shape {tuple(scores.shape)}, d_k={d_k}, {dtype}"
+    size = f" (large: about {offset:g})" if offset else ""
+    label = f"attention scores of shape {tuple(scores.shape)}{size}, d_k={d_k}, {dtype}"
     return Case("2.4", "forward", label, {"d_k": d_k}, arrays, dtype)
 
 
@@ -73,7 +85,7 @@ def _simple_transposed_sum(inputs):
     return weights, weights.transpose(-2, -1) @ inputs
 
 
-def _causal_weights(attn_scores, d_k, mask="before", divisor=None, softmax_dim=-1, scale_after=False):
+def _causal_weights(attn_scores, d_k, mask="before", divisor=None, softmax_dim=-1, scale_after=False, naive=False):
     t = attn_scores.shape[-1]
     ones = torch.ones(t, t, dtype=torch.bool, device=attn_scores.device)
     scores = attn_scores
@@ -88,6 +100,8 @@ def _causal_weights(attn_scores, d_k, mask="before", divisor=None, softmax_dim=-
     divisor = d_k ** 0.5 if divisor is None else divisor
     if scale_after:
         weights = torch.softmax(scores, dim=softmax_dim) / divisor
+    elif naive:
+        weights = naive_softmax(scores / divisor, dim=softmax_dim)
     else:
         weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if mask == "after":
@@ -150,6 +164,7 @@ def _mistakes_2_1():
         ("the softmax is taken over the wrong dimension: use the last one (dim=-1)", _mistaken_simple_attention(scale="none", softmax_dim=-2)),
         ("the softmax is taken over dim=0, which for a batch is the batch dimension: use dim=-1", _mistaken_simple_attention(scale="none", softmax_dim=0)),
         ("the scores are scaled: simple self-attention uses the raw dot products", _mistaken_simple_attention(scale="sqrt_dk")),
+        (NAIVE_SOFTMAX, _mistaken_simple_attention(scale="none", naive=True)),
     ]
 
 
@@ -191,6 +206,7 @@ def _mistakes_2_4():
         ("the scores are divided by d_k instead of sqrt(d_k)", _weights_fn(divisor="dk")),
         ("the scores are scaled after the softmax instead of before it", _weights_fn(scale_after=True)),
         ("the softmax is taken over the wrong dimension (use dim=-1)", _weights_fn(softmax_dim=-2)),
+        (NAIVE_SOFTMAX, _weights_fn(naive=True)),
     ]
 
 
@@ -207,11 +223,14 @@ SPECS = {
         public=lambda rng: [
             _inputs_case(rng, None, inputs=TOY_INPUTS.copy()),
             _inputs_case(rng, (2, 5, 3)),
+            _inputs_case(rng, None, dtype="float64", inputs=TOY_INPUTS.copy(), scale=30.0),
         ],
         hidden=lambda rng: [
             _inputs_case(rng, (5, 4)),
             _inputs_case(rng, (1, 4, 6), dtype="float64"),
             _inputs_case(rng, (3, 7, 2)),
+            _inputs_case(rng, (2, 4, 3), dtype="float64", scale=25.0),
+            _inputs_case(rng, (3, 5), dtype="float64", scale=25.0),
         ],
         mistakes=_mistakes_2_1),
     "2.2": GraderSpec(
@@ -234,17 +253,21 @@ SPECS = {
             _v2(rng, tokens=7, d_in=2, d_out=5),
             _v2(rng, tokens=4, d_in=6, d_out=3, qkv_bias=True, dtype="float64"),
             _v2(rng, tokens=3, d_in=4, d_out=4, qkv_bias=True),
+            _v2(rng, tokens=5, d_in=4, d_out=3, qkv_bias=True, dtype="float64", large_scores=25.0),
         ],
         mistakes=_mistakes_2_3),
     "2.4": GraderSpec(
         public=lambda rng: [
             _scores_case(rng, (6, 6), d_k=2),
             _scores_case(rng, (2, 5, 5), d_k=3),
+            _scores_case(rng, (5, 5), d_k=4, offset=300.0),
         ],
         hidden=lambda rng: [
             _scores_case(rng, (2, 3, 4, 4), d_k=4, dtype="float64"),
             _scores_case(rng, (1, 7, 7), d_k=8),
             _scores_case(rng, (1, 1), d_k=5),
+            _scores_case(rng, (2, 6, 6), d_k=2, offset=200.0),
+            _scores_case(rng, (3, 4, 4), d_k=3, dtype="float64", offset=1500.0),
         ],
         mistakes=_mistakes_2_4),
     "2.5": GraderSpec(
@@ -257,6 +280,7 @@ SPECS = {
             _causal(rng, batch=3, tokens=5, d_in=4, d_out=6, context_length=9, qkv_bias=True),
             _causal(rng, batch=2, tokens=7, d_in=6, d_out=4, dropout=0.3, dtype="float64"),
             _causal(rng, batch=1, tokens=1, d_in=3, d_out=2, context_length=4),
+            _causal(rng, batch=2, tokens=5, d_in=4, d_out=3, qkv_bias=True, dtype="float64", large_scores=25.0),
             _causal(rng, kind="dropout", batch=3, tokens=4, d_in=3, d_out=5, context_length=8, dropout=0.5),
         ],
         mistakes=_mistakes_2_5,

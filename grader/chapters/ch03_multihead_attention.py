@@ -55,6 +55,7 @@ SPECS = {
         hidden=lambda rng: [
             _wrapper(rng, batch=3, tokens=5, d_in=4, d_out=2, num_heads=1, context_length=9, qkv_bias=True),
             _wrapper(rng, batch=2, tokens=6, d_in=2, d_out=3, num_heads=4, dropout=0.3, dtype="float64"),
+            _wrapper(rng, batch=2, tokens=5, d_in=4, d_out=3, qkv_bias=True, dtype="float64", large_scores=25.0),
             _wrapper(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=2, num_heads=3, context_length=6, dropout=0.5),
         ],
         mistakes=_mistakes_3_1,
@@ -70,6 +71,7 @@ SPECS = {
             _mha(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=1, context_length=9, qkv_bias=True),
             _mha(rng, batch=2, tokens=6, d_in=3, d_out=6, num_heads=3, dropout=0.3, dtype="float64"),
             _mha(rng, batch=2, tokens=5, d_in=5, d_out=4, num_heads=4, context_length=8),
+            _mha(rng, batch=2, tokens=5, d_in=4, d_out=6, num_heads=2, qkv_bias=True, dtype="float64", large_scores=25.0),
             _mha(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6, dropout=0.5),
             _mha(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
         ],

@@ -62,6 +62,17 @@ def _gelu_case(rng, shape, dtype="float32", scale=3.0, grid=False):
     return Case("4.2", "forward", label, {}, arrays, dtype)
 
 
+def _large_gelu_case(rng, shape, limit, dtype="float32"):
+    """Inputs spread evenly from -limit to limit: GELU must stay finite (about x far right, about 0
+    far left), while exp of the tanh's argument overflows (past about 13 in float32, 25 in float64)
+    when tanh is written by hand with exp."""
+    x = np.linspace(-limit, limit, int(np.prod(shape)))
+    rng.shuffle(x)
+    arrays = {"x": x.reshape(shape), "grad_seed": rng.normal(size=shape)}
+    label = f"large inputs of shape {tuple(shape)}, values from {-limit:g} to {limit:g}, {dtype}"
+    return Case("4.2", "forward", label, {}, arrays, dtype)
+
+
 # ------------------------------------------------------------------------------------------
 # 4.3 FeedForward, 4.4 TransformerBlock, 4.5 GPTModel: forward cases
 # ------------------------------------------------------------------------------------------
@@ -304,7 +315,16 @@ def _mistakes_4_2():
         ("the sigmoid approximation x * sigmoid(1.702 x) is used: the spec asks for the tanh formula",
          _gelu(lambda x: x * torch.sigmoid(1.702 * x))),
         ("ReLU is used instead of GELU", _gelu(torch.relu)),
+        (TANH_BY_HAND, _gelu(lambda x: 0.5 * x * (1 + _tanh_by_hand(c * (x + 0.044715 * x**3))))),
     ]
+
+
+TANH_BY_HAND = ("tanh is written by hand as (exp(u) - exp(-u)) / (exp(u) + exp(-u)): for large inputs exp overflows "
+                "to inf and inf / inf is NaN; use torch.tanh, which stays finite for any input")
+
+
+def _tanh_by_hand(u):
+    return (torch.exp(u) - torch.exp(-u)) / (torch.exp(u) + torch.exp(-u))
 
 
 def _feed_forward_with(activation):
@@ -431,11 +451,14 @@ SPECS = {
         ],
         mistakes=_mistakes_4_1),
     "4.2": GraderSpec(
-        public=lambda rng: [_gelu_case(rng, (2, 3, 8)), _gelu_case(rng, (41,), grid=True, scale=1.5)],
+        public=lambda rng: [_gelu_case(rng, (2, 3, 8)), _gelu_case(rng, (41,), grid=True, scale=1.5),
+                            _large_gelu_case(rng, (3, 9), 60.0)],
         hidden=lambda rng: [
             _gelu_case(rng, (3, 4, 5), dtype="float64", scale=2.5),
             _gelu_case(rng, (1, 1, 7), scale=0.5),
             _gelu_case(rng, (2, 41), dtype="float64", grid=True, scale=4.0),
+            _large_gelu_case(rng, (2, 5, 4), 40.0),
+            _large_gelu_case(rng, (4, 10), 200.0, dtype="float64"),
         ],
         mistakes=_mistakes_4_2),
     "4.3": GraderSpec(

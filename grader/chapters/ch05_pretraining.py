@@ -12,6 +12,7 @@ step after it): the book's run is an accepted alternative (expectation_extras), 
 readings pass.
 """
 import math
+import types
 
 import numpy as np
 import torch
@@ -515,8 +516,20 @@ def _load_weights_with(transpose=True, ln_swapped=False, tie=True):
     return load_weights_into_gpt
 
 
+def _loader_sharing_the_checkpoint():
+    """The reference loader whose assign() wraps the checkpoint's tensor itself: nn.Parameter(values)
+    instead of a copy, so the parameters share memory with the checkpoint."""
+    sharing_assign = reference_with_text_replaced("5.6", "assign", {"values.detach().clone()": "values"})
+    reference = reference_object("5.6")
+    return types.FunctionType(reference.__code__, {**reference.__globals__, "assign": sharing_assign},
+                              reference.__name__)
+
+
 def _mistakes_5_6():
     return [
+        ("the parameters share memory with the checkpoint's tensors (nn.Parameter(tensor) wraps the very tensor, "
+         "and a slice or .T of it is a view of it): an optimizer step then rewrites the checkpoint; copy the "
+         "values, nn.Parameter(tensor.clone())", _loader_sharing_the_checkpoint()),
         ("the Conv1D weights are copied untransposed: GPT-2 stores them (in, out), nn.Linear (out, in), so take .T",
          _load_weights_with(transpose=False)),
         ("ln_1 and ln_2 are swapped: ln_1 is norm1 (before attention), ln_2 is norm2 (before the feed-forward)",

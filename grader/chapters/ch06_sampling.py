@@ -24,7 +24,8 @@ import torch
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.attention import attention_internals, dropout_internals, module_case, multi_head_mistakes
+from grader.hidden.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
+                                     naive_softmax)
 from grader.hidden.casekit import module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 
@@ -100,9 +101,11 @@ def _top_p_margin_ok(x, p):
     return True
 
 
-def _top_p_case(rng, shape, p, dtype="float32", scale=2.0, minus_inf=0, peaked=False):
+def _top_p_case(rng, shape, p, dtype="float32", scale=2.0, minus_inf=0, peaked=False, offset=0.0):
+    """offset: added to every logit (the probabilities do not change); past 88, exp overflows in
+    float32, so a softmax written without subtracting the row's maximum gives NaN probabilities."""
     for _ in range(1000):
-        x = rng.normal(scale=scale, size=shape)
+        x = rng.normal(scale=scale, size=shape) + offset
         if peaked:  # one token of each row far ahead of the rest
             rows = x.reshape(-1, shape[-1])
             rows[np.arange(rows.shape[0]), rng.integers(0, shape[-1], size=rows.shape[0])] += 3 * scale
@@ -114,6 +117,7 @@ def _top_p_case(rng, shape, p, dtype="float32", scale=2.0, minus_inf=0, peaked=F
         raise RuntimeError("could not draw top-p logits away from the cut")
     extra = ", one token far ahead in each row" if peaked else ""
     extra += ", some logits already -inf" if minus_inf else ""
+    extra += f", large logits (about {offset:g})" if offset else ""
     label = f"logits of shape {tuple(x.shape)}, p={p}{extra}, {dtype}"
     return Case("6.3", "forward", label, {"p": p}, {"logits": x}, dtype)
 
@@ -302,16 +306,21 @@ def _chunks(rng, total, first=None):
 
 
 def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtype="float32", qkv_bias=False,
-                chunks=None, past_end=True, one_by_one=False, straddle=False, dropout=0.0):
+                chunks=None, past_end=True, one_by_one=False, straddle=False, dropout=0.0, large_scores=None):
     """A sequence fed in chunks with use_cache=True; reset_cache(); a second sequence fed in other
     chunks; a call without the cache; then, filling the cache to context_length, one token too many
     (straddle: filling it to context_length - 1, a chunk of two tokens, which would pass the end).
-    The module is in eval mode, so a dropout above 0 must change nothing."""
+    The module is in eval mode, so a dropout above 0 must change nothing. large_scores: every query
+    and key bias set to it (with qkv_bias=True), so that the cached path's scores pass the point
+    where exp overflows (see module_case)."""
     args = {"d_in": d_in, "d_out": d_out, "context_length": context_length, "dropout": dropout,
             "num_heads": num_heads, "qkv_bias": qkv_bias}
     module = reference_module("6.5", multi_head_arguments, args)
     arrays = {"x": rng.normal(size=(batch, tokens, d_in)), "x2": rng.normal(size=(batch, context_length, d_in))}
     arrays.update(module_weights(module, rng))
+    if large_scores:
+        for name in ("state/W_query.bias", "state/W_key.bias"):
+            arrays[name] = np.full_like(arrays[name], large_scores)
     cached = {"use_cache": True}
     first = chunks or ([[i, i + 1] for i in range(tokens)] if one_by_one else _chunks(rng, tokens))
     steps = [{"feed": chunk, "kwargs": cached} for chunk in first]
@@ -329,7 +338,8 @@ def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtyp
     else:
         second = (f"{second_total} tokens of another sequence up to context_length={context_length}"
                   f"{', then one more' if past_end else ''}")
-    label = (f"a batch of {batch} x {tokens} tokens fed in chunks of {sizes} with use_cache=True, then "
+    label = (f"{f'large scores (query and key biases of {large_scores:g}): ' if large_scores else ''}"
+             f"a batch of {batch} x {tokens} tokens fed in chunks of {sizes} with use_cache=True, then "
              f"reset_cache() and {second}; d_in={d_in}, d_out={d_out}, num_heads={num_heads}"
              f"{', qkv_bias=True' if qkv_bias else ''}{f', dropout={dropout} in eval mode' if dropout else ''}, "
              f"{dtype}")
@@ -473,6 +483,8 @@ def _mistakes_6_2():
 def _mistaken_top_p(mode):
     def top_p_logits(logits, p):
         probs = torch.softmax(logits, dim=0 if mode == "softmax_dim0" else -1)
+        if mode == "naive":  # exp / sum without subtracting the maximum: NaN once exp overflows
+            probs = naive_softmax(logits)
         if mode == "logits":  # the sorted logits accumulated, no softmax
             probs = logits
         if mode == "unsorted":  # cumulative sum in vocabulary order
@@ -484,6 +496,9 @@ def _mistaken_top_p(mode):
             drop_sorted = cumulative > p
             if mode == "exclusive_keep_first":
                 drop_sorted[..., 0] = False
+        elif mode == "naive":
+            drop_sorted = cumulative - sorted_probs >= p
+            drop_sorted[..., 0] = False
         elif mode in ("zero", "no_guard"):  # no_guard: at p = 0 the most probable token goes too
             drop_sorted = cumulative - sorted_probs >= p
         elif mode == "sorted_order":  # the kept logits returned in sorted order
@@ -502,6 +517,11 @@ def _mistaken_top_p(mode):
 
 def _mistakes_6_3():
     return [
+        # First: it equals the reference except on large logits, where NaN probabilities could
+        # otherwise look like another mistake.
+        ("the softmax is written by hand as exp(logits) / sum without subtracting each row's maximum: for large "
+         "logits exp overflows to inf and inf / inf is NaN; use torch.softmax(logits, dim=-1), which is stable",
+         _mistaken_top_p("naive")),
         ("every token is removed when p = 0: the most probable token has a mass of 0 before it, and 0 >= p "
          "then removes it too; keep the first token of the sorted order explicitly, so every row keeps at "
          "least one", _mistaken_top_p("no_guard")),
@@ -704,6 +724,7 @@ SPECS = {
             _top_p_case(rng, (12,), 0.95, scale=1.0),
             _top_p_case(rng, (4, 9), 0.0, dtype="float64"),
             _top_p_case(rng, (2, 3, 6), 0.0, peaked=True),
+            _top_p_case(rng, (3, 8), 0.8, offset=100.0),
         ],
         mistakes=_mistakes_6_3),
     "6.4": GraderSpec(
@@ -749,6 +770,7 @@ SPECS = {
         hidden=lambda rng: [
             _attention(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=1, context_length=9, qkv_bias=True),
             _attention(rng, batch=2, tokens=6, d_in=3, d_out=6, num_heads=3, dropout=0.3, dtype="float64"),
+            _attention(rng, batch=2, tokens=5, d_in=4, d_out=6, num_heads=2, qkv_bias=True, dtype="float64", large_scores=25.0),
             _attention(rng, kind="dropout", batch=2, tokens=4, d_in=3, d_out=6, num_heads=3, context_length=6,
                        dropout=0.5),
             _attention(rng, kind="raises", d_in=3, d_out=7, num_heads=3, context_length=6),
@@ -759,6 +781,8 @@ SPECS = {
                         chunks=[[0, 4], [4, 5], [5, 6], [6, 9]], straddle=True),
             _steps_case(rng, batch=3, tokens=6, d_in=4, d_out=6, num_heads=3, context_length=7, dropout=0.3,
                         dtype="float64"),
+            _steps_case(rng, batch=2, tokens=5, d_in=4, d_out=6, num_heads=2, context_length=6, qkv_bias=True,
+                        dtype="float64", large_scores=25.0),
             _train_steps_case(rng, batch=3, tokens=5, d_in=4, d_out=6, num_heads=3, chunks=[[0, 1], [1, 2], [2, 5]],
                               dtype="float64"),
         ],

@@ -10,8 +10,15 @@ from grader.hidden.casekit import add_x_future, module_arrays, reference_module,
 NEG_INF = float("-inf")
 
 
+def naive_softmax(scores, dim=-1):
+    """exp / sum without subtracting the row's maximum: right for small scores, but exp overflows
+    to inf past about 88 in float32 (709 in float64), and inf / inf is NaN."""
+    exps = torch.exp(scores)
+    return exps / exps.sum(dim=dim, keepdim=True)
+
+
 def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, softmax_dim=-1,
-           mask="before", transpose_scores=False, scale_after=False, no_softmax=False):
+           mask="before", transpose_scores=False, scale_after=False, no_softmax=False, naive=False):
     """Scaled dot-product attention with one knob per classic mistake. Returns (weights, context)."""
     scores = k @ q.transpose(-2, -1) if transpose_scores else q @ k.transpose(-2, -1)
     t = scores.shape[-1]
@@ -31,6 +38,8 @@ def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, softmax
         weights = scores / divisor
     elif scale_after:
         weights = torch.softmax(scores, dim=softmax_dim) / divisor
+    elif naive:
+        weights = naive_softmax(scores / divisor, dim=softmax_dim)
     else:
         weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if causal and mask == "after":
@@ -41,6 +50,9 @@ def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, softmax
 
 
 # Messages complete the sentence "... is wrong — it looks like ...".
+NAIVE_SOFTMAX = ("the softmax is written by hand as exp(scores) / sum without subtracting each row's maximum: "
+                 "for large scores exp overflows to inf and inf / inf is NaN; use torch.softmax, "
+                 "which is stable, or subtract the row's maximum before exp")
 SCALING = [
     (dict(scale="none"), "the scores are not divided by sqrt(d_k) (the width of the keys) before the softmax"),
     (dict(scale="sqrt_din"), "the scores are divided by sqrt(d_in) instead of sqrt(d_out), the width of the keys"),
@@ -52,6 +64,7 @@ SCALING = [
                            "so that each query's weights sum to 1"),
     (dict(transpose_scores=True), "the scores are keys @ queries.T instead of queries @ keys.T "
                                   "(the score matrix is transposed)"),
+    (dict(naive=True), NAIVE_SOFTMAX),
 ]
 MASKING = [
     (dict(mask="none"), "no causal mask is applied (note: masked_fill returns a new tensor — "
@@ -117,14 +130,18 @@ def multi_head_mistakes():
 
 
 def module_case(task_id, rng, construct, kind="forward", batch=2, tokens=6, dtype="float32", *,
-                causal=True, batched=True, out_width=None, identity_out_proj=False, **args):
+                causal=True, batched=True, out_width=None, identity_out_proj=False, large_scores=None, **args):
     """One case of an attention module: weights for the reference's parameters, an input,
     a gradient seed and, for causal modules, an input whose later tokens differ.
 
     construct: the task's constructor arguments (its public chapter module's function).
     out_width(args): the width of the output (default d_out). identity_out_proj: in dropout
     cases, make out_proj the identity so the output is the heads' context vectors and the
-    judge can check the dropout pattern head by head.
+    judge can check the dropout pattern head by head. large_scores: every query and key bias set
+    to this value (qkv_bias=True), so that all scores are large, past 709 where exp overflows
+    even in float64 (a softmax written by hand without subtracting the row's maximum gives NaN),
+    while each row's scores stay within a few dozen of each other: a correct softmax that zeroes
+    the future and renormalises keeps numbers in every row.
     """
     args.setdefault("qkv_bias", False)
     if causal:
@@ -140,12 +157,17 @@ def module_case(task_id, rng, construct, kind="forward", batch=2, tokens=6, dtyp
         overrides = {"state/out_proj.weight": np.eye(args["d_out"]), "state/out_proj.bias": np.zeros(args["d_out"])}
     module = reference_module(task_id, construct, args)
     arrays = module_arrays(module, rng, x_shape, x_shape[:-1] + (width,), overrides)
+    if large_scores:
+        for name in arrays:
+            if name.endswith(("W_query.bias", "W_key.bias")):
+                arrays[name] = np.full_like(arrays[name], large_scores)
     if causal and kind == "forward":
         add_x_future(arrays, args, rng)
     order = ("d_in", "d_out", "num_heads", "context_length", "dropout", "qkv_bias")
     shown = {k: args[k] for k in sorted(args, key=lambda k: order.index(k) if k in order else len(order))
              if k != "causal_t" and not (k == "qkv_bias" and not args[k])}
     prefix = "train mode with dropout: " if kind == "dropout" else ""
+    prefix += f"large scores (query and key biases of {large_scores:g}): " if large_scores else ""
     return Case(task_id, kind, prefix + shape_label(x_shape, dtype, **shown), args, arrays, dtype)
 
 

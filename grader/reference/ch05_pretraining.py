@@ -47,7 +47,8 @@ from grader.reference.ch04_gpt_model import generate_text_simple
 def text_to_token_ids(text, tokenizer):
     """Text -> a (1, num_tokens) tensor of token ids: a batch of one."""
     encoded = tokenizer.encode(text, allowed_special={"<|endoftext|>"})
-    return torch.tensor(encoded).unsqueeze(0)  # add the batch dimension
+    # dtype=torch.long: torch.tensor of an empty list would be float32
+    return torch.tensor(encoded, dtype=torch.long).unsqueeze(0)  # add the batch dimension
 
 
 def token_ids_to_text(token_ids, tokenizer):

@@ -5,6 +5,7 @@ import torch
 
 from book import count_parameters
 from gpt2_standin import hf_gpt2_logits
+from grader.chapters import hidden_cases
 from grader.reference import ch01_text_data as ch01
 from grader.reference import ch04_gpt_model as ch04
 from grader.reference import ch05_pretraining as ch05
@@ -25,6 +26,15 @@ def test_text_to_token_ids_and_back_match_the_spec():
     ids = ch05.text_to_token_ids(text, tokenizer)
     assert ids.tolist() == [[15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812, 2114]]
     assert ch05.token_ids_to_text(ids, tokenizer) == text
+
+
+def test_the_empty_text_gives_int64_ids_and_no_case_asks_for_it():
+    """The task text promises int64 ids; torch.tensor([]) alone would be float32. No case encodes
+    the empty text: the book's torch.tensor(ids) gives float32 there, and the spec says nothing of it."""
+    ids = ch05.text_to_token_ids("", ch01.get_encoding())
+    assert ids.dtype == torch.int64 and tuple(ids.shape) == (1, 0)
+    cases = [case for seed in range(20) for case in hidden_cases("5.1", seed)]  # the public ones too
+    assert all(case.args["text"] for case in cases if case.kind == "encode")
 
 
 def test_the_untrained_model_s_cross_entropy_and_perplexity_match_the_book(untrained_gpt2_256):

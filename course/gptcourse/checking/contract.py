@@ -93,6 +93,9 @@ CHAPTER_01 = {
             "`drop_last=True`): one case calls it with the text alone.",
             "Windows as in 1.3 over GPT-2 tokens, and every argument passed on: with `shuffle=False` the batches "
             "in order; `drop_last` decides whether a short last batch is kept.",
+            "`num_workers` passed on too: the returned loader's own `num_workers` is compared (no batch is read "
+            "from that loader, so no worker process starts). The signature names it, the book passes it, and a "
+            "loader that drops it silently loads with one process.",
         ),
         free=(
             "The order of a shuffled loader: it is judged by its sampler's class, the shapes of its batches "
@@ -112,6 +115,9 @@ CHAPTER_02 = {
             "Returns `(attn_weights, context_vecs)`, in that order; gradients flow back to the inputs.",
             "Raw dot products (no scaling), a softmax over the last dimension, then the weighted sum of the "
             "inputs; inputs of shape `(T, d)` and `(B, T, d)`.",
+            "A softmax that stays finite for large scores: float64 cases hold scores past 709, where "
+            "`exp(x) / exp(x).sum()` without subtracting the row's maximum overflows to NaN (in float32 it "
+            "does past 88; the book shows that naive form and advises the stable one, `torch.softmax`).",
         )),
     "2.2": Contract(
         pinned=(
@@ -129,6 +135,8 @@ CHAPTER_02 = {
             "`W_query`, `W_key`, `W_value` are `nn.Linear(d_in, d_out)` layers with a bias exactly when "
             "`qkv_bias=True`.",
             "The same computation as 2.2, on one sequence.",
+            "A softmax that stays finite for large scores (as in 2.1): a hidden float64 case sets every query "
+            "and key bias to 25, so that every score passes 709.",
         ),
         free=("The order in which the layers are made.",)),
     "2.4": Contract(
@@ -136,6 +144,8 @@ CHAPTER_02 = {
             "Scores of shape `(..., T, T)` with any number of leading dimensions, `T = 1` included.",
             "Positions above the diagonal are hidden before the softmax, the scores are divided by "
             "`sqrt(d_k)`, the softmax runs over the last dimension: every row sums to 1 and future weights are 0.",
+            "Large scores (past 88 in float32 and 709 in float64 after the division, close to each other) give "
+            "finite weights, as in 2.1.",
             "The scores passed in stay unchanged; gradients flow back to them.",
         ),
         free=("Whether the scores are scaled before or after they are masked.",)),
@@ -147,6 +157,9 @@ CHAPTER_02 = {
             "Causal: an output at position t does not change when later tokens do.",
             "Dropout on the attention weights only, off in eval mode; with `dropout=0.0` train mode gives the "
             "eval-mode output.",
+            "Large scores give finite outputs, as in 2.3 (a hidden float64 case with query and key biases of 25; "
+            "the scores of a row stay within a few dozen of each other, so a softmax followed by zeroing the "
+            "future and renormalising passes).",
         ),
         free=(
             "How the mask is written: ones above the diagonal (what to hide) or on and below it (what to keep), "
@@ -161,7 +174,7 @@ CHAPTER_03 = {
             "`heads` is an `nn.ModuleList` of `num_heads` separate `CausalAttention` modules built with the "
             "given arguments.",
             "The heads' outputs are concatenated on the last dimension: width `num_heads * d_out`, for one to "
-            "four heads; dropout as in 2.5, in every head.",
+            "four heads; dropout as in 2.5, in every head; large scores as in 2.5.",
         )),
     "3.2": Contract(
         pinned=(
@@ -169,7 +182,8 @@ CHAPTER_03 = {
             "(`d_out` to `d_out`, with bias) and the buffer `mask` as in 2.5.",
             "Head h works on features `h * head_dim` to `(h + 1) * head_dim` of the projections; each head's "
             "scores are divided by `sqrt(head_dim)`; the heads are put back in order and go through `out_proj`.",
-            "Causal, dropout on the attention weights as in 2.5, `d_in` different from `d_out`, one to four heads.",
+            "Causal, dropout on the attention weights as in 2.5, `d_in` different from `d_out`, one to four heads; "
+            "large scores as in 2.5.",
             "Building it with `d_out` not divisible by `num_heads` raises (any exception).",
         ),
         free=(
@@ -195,6 +209,9 @@ CHAPTER_04 = {
             "The tanh approximation of GELU with the constants `sqrt(2 / pi)` and `0.044715`: the exact erf "
             "form is close, and fails.",
             "Tensors of any shape, float32 and float64, gradients; the module has no parameters.",
+            "Finite for any finite input: about `x` for large positive `x`, about 0 for large negative `x`. Cases "
+            "run from -60 to 60 in float32 and from -200 to 200 in float64, where a tanh written by hand as "
+            "`(exp(u) - exp(-u)) / (exp(u) + exp(-u))` overflows to NaN.",
         )),
     "4.3": Contract(
         pinned=(
@@ -242,7 +259,11 @@ CHAPTER_05 = {
             "`(1, num_tokens)`, `<|endoftext|>` allowed (the single id 50256).",
             "`token_ids_to_text` decodes such a tensor back to the text; the tensor passed in stays unchanged.",
         ),
-        free=("Which integer dtype the ids have (the task text asks for int64).",)),
+        free=(
+            "Which integer dtype the ids have (the task text asks for int64).",
+            "What the empty text gives: no case encodes it. The book's `torch.tensor(ids)` makes an empty list "
+            "a float32 tensor, while the task text (and the reference, with `dtype=torch.long`) gives int64 ids.",
+        )),
     "5.2": Contract(
         pinned=(
             "The mean cross-entropy over every position of every sequence, as a 0-d tensor that gradients "
@@ -291,7 +312,10 @@ CHAPTER_05 = {
             "value from the Hugging Face checkpoint: `c_attn` split into query, key and value, the Conv1D "
             "matrices transposed, LayerNorm weight and bias to `scale` and `shift`, `out_head` from `wte`; "
             "the loaded model gives the reference's logits.",
-            "The checkpoint may hold the `h.N.attn.bias` mask buffers or not; its tensors stay unchanged.",
+            "The checkpoint may hold the `h.N.attn.bias` mask buffers or not; its tensors stay unchanged, by the "
+            "call and afterwards: the loaded model's parameters are then changed in place (as an optimizer step "
+            "does) and the checkpoint must not change with them, so a parameter that wraps the checkpoint's own "
+            "tensor, or a view of it, fails.",
             "A tensor of the wrong shape raises (any exception).",
         ),
         free=(
@@ -333,6 +357,8 @@ CHAPTER_06 = {
             "total reaches `p`; the rest become `-inf`, the kept logits keep their values.",
             "At least one token stays, also for `p = 0` and for a `p` below the top probability; rows that "
             "already hold `-inf`; any leading dimensions; the logits passed in stay unchanged.",
+            "Large logits (a hidden float32 case with every logit about 100): the probabilities come from a "
+            "softmax that does not overflow.",
         ),
         free=(
             "The order among tokens of equal probability: no case puts a tie at the cut, and no running "
@@ -355,7 +381,8 @@ CHAPTER_06 = {
     "6.5": Contract(
         pinned=(
             "Everything of 3.2 (parameters, `mask`, dropout, the error for `d_out` not divisible by "
-            "`num_heads`), and without the cache the outputs of `MultiHeadAttention` with the same weights.",
+            "`num_heads`, large scores), and without the cache the outputs of `MultiHeadAttention` with the same "
+            "weights.",
             "With `use_cache=True` the keys and values of the tokens seen so far are kept in `cache_k` and "
             "`cache_v`: a sequence fed in chunks of any sizes gives the outputs of feeding it whole.",
             "`reset_cache()` sets both to `None` and the next call starts at position 0; a second sequence may "
@@ -363,6 +390,8 @@ CHAPTER_06 = {
             "A chunk that would go past `context_length` is refused by the student's own `raise` or `assert` "
             "(an error from inside PyTorch does not count).",
             "Dropout on the attention weights on both paths; none in eval mode.",
+            "Large scores on both paths, as in 3.2: a hidden float64 case feeds a sequence in chunks with every "
+            "query and key bias set to 25.",
         ),
         free=(
             "The state of the cache after a refused call.",

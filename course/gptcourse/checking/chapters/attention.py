@@ -81,17 +81,32 @@ def describe_mask(module, case):
 # Hints about attention weights
 # ------------------------------------------------------------------------------------------
 
-def nan_hint(key, got, expected, case):
-    """NaN where the reference has numbers: a softmax over a row with nothing visible."""
+OVERFLOW_HINT = ("a softmax written by hand as exp(scores) / sum overflows once a score passes about 88 in "
+                 "float32 (709 in float64): exp gives inf, and inf / inf is NaN. Use torch.softmax, "
+                 "which subtracts each row's maximum before exp, or subtract it yourself")
+
+
+def _nan_where_numbers(key, got, expected):
     value, want = got.get(key), expected.get(key)
     if not isinstance(value, np.ndarray) or not isinstance(want, np.ndarray) or value.dtype.kind != "f":
+        return False
+    return bool(np.isnan(value).any() and not np.isnan(want).any())
+
+
+def overflow_hint(key, got, expected, case):
+    """NaN where the reference has numbers, without a mask: exp overflowing in a hand-written softmax."""
+    return "NaN where the reference has numbers: " + OVERFLOW_HINT if _nan_where_numbers(key, got, expected) else ""
+
+
+def nan_hint(key, got, expected, case):
+    """NaN where the reference has numbers, with a causal mask: a softmax over a row with nothing
+    visible, or exp overflowing in a hand-written softmax."""
+    if not _nan_where_numbers(key, got, expected):
         return ""
-    if np.isnan(value).any() and not np.isnan(want).any():
-        return ("NaN comes from a softmax over a row where every score is -inf: the mask hides a token "
-                "from itself too. The diagonal must stay visible: mark the future with "
-                "torch.triu(..., diagonal=1), or mark what may be seen with torch.tril(...) and fill "
-                "where it is 0")
-    return ""
+    return ("NaN where the reference has numbers comes from one of two things. A softmax over a row where "
+            "every score is -inf: the mask hides a token from itself too; the diagonal must stay visible: mark "
+            "the future with torch.triu(..., diagonal=1), or mark what may be seen with torch.tril(...) and "
+            "fill where it is 0. Or " + OVERFLOW_HINT)
 
 
 def weights_hint(key, got, expected, case):

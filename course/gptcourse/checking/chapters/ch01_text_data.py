@@ -55,6 +55,7 @@ KEY_NAMES = {
     "item_types": "What dataset[0] is made of",
     "refused": "Whether creating the data set raised an error",
     "sampler": "The loader's sampler (how it orders the windows)",
+    "num_workers": "The loader's num_workers (how many processes load its batches)",
     "batch_shapes": "The shapes of all batches",
     "windows": "Every (input, target) window of the loader, sorted",
     "embedded": "The returned embeddings",

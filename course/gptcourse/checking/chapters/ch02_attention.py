@@ -44,14 +44,14 @@ SPECS = {
             outputs=(("weights", "attn_weights (first returned value)"),
                      ("context", "context_vecs (second returned value)")),
             tensors=True, grad_of="context")},
-        hints=(attention.nan_hint, attention.weights_hint)),
+        hints=(attention.overflow_hint, attention.weights_hint)),
     "2.2": TaskSpec(
         probes={"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV)},
-        hints=(attention.nan_hint,)),
+        hints=(attention.overflow_hint,)),
     "2.3": TaskSpec(
         probes={"forward": kinds.ModuleForward(self_attention_arguments, attention.QKV,
                                                extra_parameters_hint=attention.NO_BIAS)},
-        hints=(attention.nan_hint,)),
+        hints=(attention.overflow_hint,)),
     "2.4": TaskSpec(
         probes={"forward": kinds.Function(
             lambda probe: ([probe.input("attn_scores", requires_grad=True), probe.case.args["d_k"]], {}),

@@ -338,6 +338,17 @@ def _nan_hint(key, got, expected, case):
     return ""
 
 
+def _gelu_overflow_hint(key, got, expected, case):
+    """NaN or inf where the reference has numbers: exp overflowing in a tanh written by hand."""
+    have, want = got.get(key), expected.get(key)
+    if isinstance(have, np.ndarray) and isinstance(want, np.ndarray) and have.dtype.kind == "f" \
+            and not np.isfinite(have).all() and np.isfinite(want).all():
+        return ("NaN or inf where the reference has numbers: GELU stays finite for any input (about x for large "
+                "positive x, about 0 for large negative x). A tanh written by hand with exp overflows: exp(u) is inf "
+                "past about 88 in float32, and inf / inf is NaN; use torch.tanh")
+    return ""
+
+
 def _initial_value_hint(key, got, expected, case):
     if key in ("init/scale", "init/shift"):
         return ("right after creation scale must be all ones and shift all zeros "
@@ -394,7 +405,7 @@ SPECS = {
         hints=(_nan_hint, _initial_value_hint)),
     "4.2": TaskSpec(
         probes={"forward": kinds.ModuleForward(no_arguments)},
-        hints=(_gelu_reference_hint, _gelu_constants_hint)),
+        hints=(_gelu_overflow_hint, _gelu_reference_hint, _gelu_constants_hint)),
     "4.3": TaskSpec(
         probes={"forward": module_probe(("layers",), {"layers": describe_layers})},
         hints=(_layers_hint, _gelu_reference_hint)),

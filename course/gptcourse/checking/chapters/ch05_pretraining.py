@@ -258,14 +258,19 @@ def load_weights_arguments(probe):
     return [model, probe.kept["state_dict"]], {}
 
 
+def changed_checkpoint_tensors(probe):
+    """The names of the checkpoint's tensors that no longer hold what they held before the call."""
+    before = probe.kept["state_dict_before"]
+    return sorted(k for k, v in probe.kept["state_dict"].items()
+                  if k in before and (v.shape != before[k].shape or not torch.equal(v, before[k])))
+
+
 def record_loaded_model(probe):
     """Every parameter of the model afterwards, the output head next to the token embedding,
-    the logits of a few tokens, and whether the state dict was changed."""
+    the logits of a few tokens, and whether the state dict was changed: by the call, and then by
+    an in-place change of the loaded model."""
     model = probe.kept["loaded_model"]
-    changed = sorted(k for k, v in probe.kept["state_dict"].items()
-                     if k in probe.kept["state_dict_before"] and (v.shape != probe.kept["state_dict_before"][k].shape
-                                                      or not torch.equal(v, probe.kept["state_dict_before"][k])))
-    probe.record_value("state_dict_changed", changed, "the state dict's tensors changed by the call")
+    probe.record_value("state_dict_changed", changed_checkpoint_tensors(probe), "the state dict's tensors changed by the call")
     # remove_duplicate=False: an output head that shares the token embedding's Parameter is listed too
     for name, param in sorted(model.named_parameters(remove_duplicate=False)):
         probe.record(f"param/{name}", param, f"parameter {name}")
@@ -276,6 +281,15 @@ def record_loaded_model(probe):
         with torch.no_grad():
             probe.step = "running the loaded model on a few tokens"
             probe.record("logits", model(probe.tensor("idx")), "the loaded model's logits")
+    # An optimizer step changes the parameters in place. A parameter that wraps the checkpoint's own
+    # tensor (nn.Parameter(tensor) copies nothing) would change the checkpoint with it, and the course
+    # starts twice from the same weights (chapter 08 fine-tunes in full and with LoRA).
+    probe.step = "changing the loaded model's parameters in place, as an optimizer step does"
+    with torch.no_grad():
+        for param in model.parameters():
+            param.add_(1.0)
+    probe.record_value("state_dict_changed_by_update", changed_checkpoint_tensors(probe),
+                       "the state dict's tensors changed by an in-place update of the loaded model")
 
 
 # ------------------------------------------------------------------------------------------
@@ -292,6 +306,8 @@ KEY_NAMES = {
     "grad_norm_per_step": "The gradient norm the optimizer saw at each step (after any clipping)",
     "read_back": "What the model and optimizer hold after load_checkpoint",
     "state_dict_changed": "The checkpoint tensors your function changed",
+    "state_dict_changed_by_update": "The checkpoint tensors changed by an in-place update of the loaded model "
+                                    "(an optimizer step)",
     "logits": "The loaded model's logits",
     "ids_are_integers": "Whether text_to_token_ids returns integer ids",
     "results": "The learning rates of the schedule, step by step",
@@ -511,6 +527,11 @@ def _weights_hint(key, got, expected, case):
     if key == "state_dict_changed":
         return ("the state dict passed in was changed (an in-place transpose or copy?): read from it, "
                 "do not write into it")
+    if key == "state_dict_changed_by_update":
+        return ("the model's parameters share memory with the checkpoint's tensors: nn.Parameter(tensor) wraps the "
+                "very tensor (a slice or .T of it too), so training the model rewrites the checkpoint. Copy the "
+                "values when you make each parameter: nn.Parameter(tensor.clone()), or copy_ into the existing "
+                "parameter under torch.no_grad()")
     if not key.startswith("param/") or not isinstance(have, np.ndarray) or not isinstance(want, np.ndarray):
         return ""
     name = key[len("param/"):]

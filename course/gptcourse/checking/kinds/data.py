@@ -77,6 +77,8 @@ class Loader(Kind):
     - "batches" (default 2): the first batches, compared as they are (a loader that does
       not shuffle);
     - "sampler": the name of the loader's sampler class (RandomSampler when it shuffles);
+    - "num_workers": the loader's num_workers (with "batches": 0, no batch is read, so no
+      worker process starts);
     - "batch_shapes": the shape of every tensor of every batch (order-free, so fine for a
       shuffled loader);
     - "windows": every row of every batch, (input row, target row) pairs, sorted: the same
@@ -100,8 +102,12 @@ class Loader(Kind):
         args = probe.case.args
         if args.get("sampler"):
             probe.record_value("sampler", type(loader.sampler).__name__, "the loader's sampler")
+        if args.get("num_workers"):
+            probe.record_value("num_workers", loader.num_workers, "the loader's num_workers")
         wanted = args.get("batches", 2)
         read_all = args.get("batch_shapes") or args.get("windows")
+        if not wanted and not read_all:
+            return  # iterating would start the loader's worker processes for nothing
         shapes, rows = [], []
         for i, batch in enumerate(loader):
             if i >= wanted and not read_all:
