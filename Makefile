@@ -17,7 +17,7 @@ JOBS ?= 2
 # Where `make dist` puts the student package's wheel (git-ignored).
 DIST ?= dist
 
-.PHONY: setup test test-fast lab release dist workshop grade bench clean
+.PHONY: setup proxy test test-fast lab release dist workshop grade bench clean
 
 setup: $(VENV)/.installed
 
@@ -25,8 +25,19 @@ $(VENV)/.installed: pyproject.toml course/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
 	$(PY) -m pip install --quiet -e ./course -e ".[dev]"
+	$(MAKE) --no-print-directory proxy
 	@touch $@
 	@echo "setup done: $(VENV) (activate with: source $(VENV)/bin/activate)"
+
+# The course hub's proxy (python -m grader hub, docs/hub.md): configurable-http-proxy, JupyterHub's
+# own, from npm into $(VENV)/proxy; where node is missing, its Python implementation from PyPI.
+proxy:
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --silent --no-audit --no-fund --prefix $(VENV)/proxy configurable-http-proxy@5 >/dev/null; \
+	else \
+		echo "npm not found: installing the Python implementation of configurable-http-proxy"; \
+		$(PY) -m pip install --quiet configurable-http-proxy; \
+	fi
 
 # One process: the slow tests (notebooks, nbgrader, training) already keep both cores busy (torch's
 # threads, the grader's two workers), and in two processes every test took about twice as long: the

@@ -10,6 +10,7 @@
     python -m grader regrade DIR (--student ID... | --task T... | --everyone) [PATH...]
     python -m grader gradescope --out autograder.zip [--chapters CH...]   (a Gradescope autograder)
     python -m grader where TASK     (what the task must do and where its pieces live: docs/contract.md)
+    python -m grader hub init DIR [--roster CSV | --workshop N]; python -m grader hub start DIR   (docs/hub.md)
 """
 import argparse
 import importlib
@@ -23,7 +24,7 @@ from grader import gradefolder
 # nbformat and nbgrader, which a grade run does not need.
 MODULES = {"build": "grader.build", "workshop": "grader.workshop", "export": "grader.exports",
            "push-nbgrader": "grader.nbgrader_push", "regrade": "grader.regrade", "gradescope": "grader.gradescope",
-           "where": "grader.contract"}
+           "where": "grader.contract", "hub": "grader.hub"}
 
 
 def main(argv=None):

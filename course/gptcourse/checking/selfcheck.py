@@ -140,7 +140,7 @@ def _check_case(task, name, names, case, expected, mistakes, context):
 
 
 def _interrupted_message(task, name, stop, objects):
-    """'Task 2.3 (...): the self-check was interrupted at line 5 of your solution cell, while ...'."""
+    """'Task N (...): the self-check was interrupted at line 5 of your solution cell, while ...'."""
     from .worker_host import where_stopped
 
     innermost = stop.__traceback__

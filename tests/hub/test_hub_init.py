@@ -1,0 +1,163 @@
+"""`python -m grader hub init` and `start`: what a hub's folder and the machine hold afterwards.
+
+The term's hub and the workshop room's, with real unix accounts (root only: skipped otherwise,
+saying so); the workshop room is then started, and a participant logs in with the room's access
+code in headless Chromium, finds the workshop edition in their home and runs a cell in a kernel
+that has the grader's memory cap.
+"""
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from browsers import QUIET_FLAGS, chromium
+from grader import hub as course_hub
+from gptcourse.checking.tasks import chapter_names
+from hub_machine import HubMachine, RunningHub, passwords, python_as, require_root
+from lab_in_browser import free_port
+
+
+def mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def members(group):
+    import grp
+
+    return set(grp.getgrnam(group).gr_mem)
+
+
+def test_init_says_it_needs_root(monkeypatch, tmp_path):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(course_hub.HubError, match="run it as root"):
+        course_hub.init(tmp_path / "hub")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("name\nalice\n", "needs a 'username' column"),
+    ("username\nAlice\n", "an account name is lower-case"),
+    ("username\nalice\nalice\n", "names a student twice"),
+])
+def test_a_roster_it_cannot_use_is_named_with_the_reason(tmp_path, text, problem):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(text)
+    with pytest.raises(course_hub.HubError, match=problem):
+        course_hub.read_roster(roster)
+
+
+def test_the_command_line_reports_a_problem_in_one_line(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "grader", "hub", "start", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"hub start: {tmp_path} holds no hub: write one with python -m grader hub init {tmp_path}"
+
+
+@pytest.fixture(scope="module")
+def machine():
+    require_root()
+    with HubMachine() as machine:
+        yield machine
+
+
+def test_a_term_hub(machine):
+    folder = machine.folder()
+    (folder / "roster.csv").write_text("username,email\n" + "".join(f"{s},{s}@example.org\n" for s in machine.students))
+    hub_dir = folder / "hub"
+    # As docs/hub.md says it: the command line.
+    init = subprocess.run([sys.executable, "-m", "grader", "hub", "init", str(hub_dir), "--roster",
+                           str(folder / "roster.csv"), "--instructor", machine.instructor, "--port", str(free_port())],
+                          capture_output=True, text=True)
+    assert init.returncode == 0, init.stderr
+    hub = json.loads((hub_dir / "hub.json").read_text())
+    assert f"python -m grader hub start {hub_dir}" in init.stdout
+    # nbgrader's groups, the accounts, private homes, first passwords for root alone.
+    assert members(course_hub.INSTRUCTOR_GROUP) >= {machine.instructor}
+    assert members(course_hub.STUDENT_GROUP) >= set(machine.students)
+    assert hub["users"] == [machine.instructor] + machine.students and hub["profile"] == "term"
+    for user in hub["users"]:
+        assert mode(os.path.expanduser(f"~{user}")) == 0o700
+    assert mode(hub_dir / "passwords.csv") == 0o600 and set(passwords(hub_dir)) == set(hub["users"])
+    # The exchange, as nbgrader expects it (everyone writes), with the sticky bit (nobody removes another's).
+    assert mode(hub_dir / "exchange") == 0o1777
+    # The instructor's course directory: every chapter generated, the instructor's own.
+    course = hub["course_dir"]
+    assert sorted(os.listdir(os.path.join(course, "release"))) == sorted(chapter_names())
+    assert os.stat(os.path.join(course, "gradebook.db")).st_uid == os.stat(os.path.expanduser(f"~{machine.instructor}")).st_uid
+    # What each role's server reads: students get no formgrader and no assignment creation.
+    student = hub["config_path"]["student"]
+    assert "nbgrader.server_extensions.formgrader': False" in open(os.path.join(student, "jupyter_server_config.py")).read()
+    disabled = json.load(open(os.path.join(student, "labconfig", "page_config.json")))["disabledExtensions"]
+    assert disabled["@jupyter/nbgrader:formgrader"] and disabled["@jupyter/nbgrader:create-assignment"]
+    instructor = open(os.path.join(hub["config_path"]["instructor"], "nbgrader_config.py")).read()
+    assert f"c.CourseDirectory.root = {course!r}" in instructor and "OwnerCheckedCollect" in instructor
+    # Every kernel starts with the grader's memory cap.
+    kernel = json.load(open(os.path.join(hub["environment"]["JUPYTER_PATH"], "kernels", "python3", "kernel.json")))
+    assert f"--KernelMemoryCap.memory_mb={course_hub.KERNEL_MEMORY_MB}" in kernel["argv"]
+
+    # A second init changes no password and keeps the course directory.
+    first = passwords(hub_dir)
+    course_hub.init(hub_dir, roster=str(folder / "roster.csv"), instructor=machine.instructor, port=hub["port"])
+    assert passwords(hub_dir) == first
+
+
+@pytest.mark.slow  # a browser, a hub and a kernel
+def test_a_workshop_room(machine):
+    """Two participants, one access code; each finds the workshop edition in their home, logs in
+    with the code, and their kernel has the grader's memory cap."""
+    hub_dir = machine.folder() / "hub"
+    init = subprocess.run([sys.executable, "-m", "grader", "hub", "init", str(hub_dir), "--workshop", "2",
+                           "--participant-prefix", machine.participant_prefix, "--port", str(free_port()),
+                           "--memory-mb", "512"], capture_output=True, text=True)
+    assert init.returncode == 0, init.stderr
+    hub = json.loads((hub_dir / "hub.json").read_text())
+    assert hub["users"] == [f"{machine.participant_prefix}01", f"{machine.participant_prefix}02"]
+    assert mode(hub_dir / "access_code") == 0o600
+    code = (hub_dir / "access_code").read_text().strip()
+    for user in hub["users"]:
+        edition = os.path.expanduser(f"~{user}/workshop")
+        assert sorted(os.listdir(edition)) == sorted(f"{c}.ipynb" for c in chapter_names())
+        assert os.stat(edition).st_uid == os.stat(os.path.expanduser(f"~{user}")).st_uid
+    # The participants cannot read each other's work.
+    first, second = hub["users"]
+    result = python_as(hub_dir, first, f"import os; os.listdir(os.path.expanduser('~{second}'))")
+    assert "PermissionError" in result.stderr
+
+    executable = chromium("the workshop hub's test (tests/hub/test_hub_init.py)")
+    from playwright.sync_api import sync_playwright
+
+    running = RunningHub(hub_dir)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=executable, headless=True, args=QUIET_FLAGS)
+            page = browser.new_page()
+            page.goto(running.url + "/hub/login")
+            page.fill("#username_input", first)
+            page.fill("#password_input", "not the code")
+            page.click("#login_submit")
+            assert "Invalid username or password" in page.locator("body").inner_text()
+            page.fill("#username_input", first)
+            page.fill("#password_input", code)
+            page.click("#login_submit")
+            page.wait_for_url(f"**/user/{first}/lab**", timeout=180_000)
+            page.goto(f"{running.url}/user/{first}/lab/tree/workshop/02_attention.ipynb")
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=120_000)
+            cell = page.locator(".jp-Notebook .jp-Cell").first
+            cell.locator(".jp-InputPrompt").click()
+            page.keyboard.press("b")  # a new cell below, in command mode
+            page.keyboard.press("Enter")
+            page.keyboard.insert_text("import resource; print('cap', resource.getrlimit(resource.RLIMIT_DATA)[0])")
+            page.keyboard.press("Shift+Enter")
+            output = page.locator(".jp-OutputArea-output", has_text="cap ").first
+            output.wait_for(timeout=60_000)
+            cap = int(re.search(r"cap (-?\d+)", output.inner_text()).group(1))
+            browser.close()
+    finally:
+        status = running.press_ctrl_c()
+    assert status == 0, running.log()
+    # Capped: what the kernel held once torch was loaded, plus 512 MB (never unlimited, -1).
+    assert 512 * 2**20 < cap < 4 * 2**30

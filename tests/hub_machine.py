@@ -1,0 +1,180 @@
+"""The machine as a course hub sees it, for the tests in tests/hub/: real unix accounts, nbgrader
+run as those accounts, and `python -m grader hub start` as a real process.
+
+`HubMachine` is the one way these tests change the machine, and it undoes every change:
+- the accounts `hub init` creates get names no person uses (gcx + random letters), and are
+  deleted with their homes afterwards, after every process they still run is killed by pid;
+- nbgrader's groups are deleted when `hub init` created them;
+- the folders above this Python and the checkout are opened to other users (o+x) where they
+  were not (a CI machine's /root holds the interpreter), and closed again afterwards;
+- the checkout's top-level folders, which `hub init` closes to students, get back their group
+  and mode;
+- the hub's folders (pytest's temporary folders are root's alone) are removed.
+Only root can create accounts: without root every test here is skipped, saying so (CI runs as
+root).
+"""
+import grp
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import psutil
+import pytest
+
+from pathlib import Path
+
+from factory import REPO
+from grader import hub as course_hub
+
+
+def require_root():
+    if os.geteuid() != 0:
+        pytest.skip("the hub tests create unix accounts: run them as root (CI does)")
+
+
+class HubMachine:
+    """Names for a hub's accounts, and the undoing of what the hub and its test did."""
+
+    def __init__(self):
+        self.prefix = "gcx" + secrets.token_hex(2)  # gcx + 4 hex digits: no person's account
+        self.instructor = self.prefix + "i"
+        self.students = [self.prefix + "a", self.prefix + "b"]
+        self.participant_prefix = self.prefix + "p"
+        self._groups_before = {g.gr_name for g in grp.getgrall()}
+        self._opened = []  # folders given o+x
+        self._checkout = {entry: os.stat(REPO / entry) for entry in os.listdir(REPO) if (REPO / entry).is_dir()}
+        self._folders = []
+
+    def folder(self):
+        """A new folder every account can read (pytest's own are root's alone), removed afterwards."""
+        path = tempfile.mkdtemp(prefix=self.prefix + "-")
+        os.chmod(path, 0o755)
+        self._folders.append(path)
+        return Path(path)
+
+    def __enter__(self):
+        for path in (os.path.realpath(sys.executable), str(REPO / "course" / "gptcourse" / "__init__.py")):
+            self._open_folders_above(path)
+        return self
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    def _open_folders_above(self, path):
+        folder = os.path.dirname(path)
+        while folder != os.path.dirname(folder):
+            mode = os.stat(folder).st_mode
+            if not mode & stat.S_IXOTH:
+                os.chmod(folder, stat.S_IMODE(mode) | stat.S_IXOTH)
+                self._opened.append((folder, stat.S_IMODE(mode)))
+            folder = os.path.dirname(folder)
+
+    def accounts(self):
+        """Every account of this machine whose name this test made."""
+        return [entry.pw_name for entry in pwd.getpwall() if entry.pw_name.startswith(self.prefix)]
+
+    def cleanup(self):
+        accounts = self.accounts()
+        uids = {pwd.getpwnam(name).pw_uid for name in accounts}
+        for process in psutil.process_iter(["uids"]):
+            if process.info["uids"] and process.info["uids"].real in uids:
+                try:
+                    process.kill()
+                except psutil.NoSuchProcess:
+                    pass
+        psutil.wait_procs([p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in uids],
+                          timeout=10)
+        for name in accounts:
+            subprocess.run(["userdel", "--remove", name], capture_output=True)
+        for group in {course_hub.INSTRUCTOR_GROUP, course_hub.STUDENT_GROUP} - self._groups_before:
+            subprocess.run(["groupdel", group], capture_output=True)
+        for folder in self._folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        for folder, mode in reversed(self._opened):
+            os.chmod(folder, mode)
+        for entry, before in self._checkout.items():
+            os.chown(REPO / entry, before.st_uid, before.st_gid)
+            os.chmod(REPO / entry, stat.S_IMODE(before.st_mode))
+
+
+def as_user(hub_dir, name, *command, cwd=None, extra_env=None):
+    """Run `command` as the unix account `name`, with the environment the hub gives its server."""
+    account = pwd.getpwnam(name)
+    hub = json.loads((hub_dir / "hub.json").read_text())
+    role = "instructor" if name in hub["groups"][course_hub.INSTRUCTOR_GROUP] else "student"
+    env = dict(hub["environment"], HOME=account.pw_dir, USER=name, LOGNAME=name,
+               JUPYTER_CONFIG_PATH=hub["config_path"][role], **(extra_env or {}))
+    groups = [g.gr_gid for g in grp.getgrall() if name in g.gr_mem]
+    return subprocess.run([str(part) for part in command], user=account.pw_uid, group=account.pw_gid,
+                          extra_groups=groups, env=env, cwd=cwd or account.pw_dir, capture_output=True, text=True)
+
+
+def python_as(hub_dir, name, code):
+    """Run Python `code` as the account `name`; its CompletedProcess."""
+    return as_user(hub_dir, name, sys.executable, "-c", code)
+
+
+def nbgrader_as(hub_dir, name, *args, cwd=None, extra_env=None):
+    """nbgrader run as the account `name`; raises with its messages when it fails."""
+    result = as_user(hub_dir, name, sys.executable, "-m", "nbgrader", *args, cwd=cwd, extra_env=extra_env)
+    if result.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} as {name} failed (exit {result.returncode}):\n"
+                             f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+def passwords(hub_dir):
+    lines = (hub_dir / "passwords.csv").read_text().splitlines()[1:]
+    return dict(line.split(",", 1) for line in lines)
+
+
+class RunningHub:
+    """`python -m grader hub start DIR` as a process of its own; stop() presses Ctrl-C."""
+
+    def __init__(self, hub_dir, env=None):
+        self.hub_dir = hub_dir
+        self.hub = json.loads((hub_dir / "hub.json").read_text())
+        self.url = f"http://{self.hub['ip']}:{self.hub['port']}"
+        self.log_path = hub_dir / "hub-test.log"
+        with open(self.log_path, "w") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "grader", "hub", "start", str(hub_dir)],
+                                            stdout=log, stderr=subprocess.STDOUT, env=env or dict(os.environ))
+        self._wait_until_it_answers()
+
+    def _wait_until_it_answers(self, timeout=120):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"hub start ended at once (exit {self.process.returncode}):\n{self.log()}")
+            try:
+                with urllib.request.urlopen(self.url + "/hub/health", timeout=5):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise AssertionError(f"the hub did not answer within {timeout} s:\n{self.log()}")
+
+    def log(self, tail=6000):
+        return self.log_path.read_text(errors="replace")[-tail:]
+
+    def started(self):
+        """The processes the hub started (proxy, users' servers, kernels), by pid."""
+        return psutil.Process(self.process.pid).children(recursive=True)
+
+    def press_ctrl_c(self, timeout=90):
+        """SIGINT, as Ctrl-C in the terminal; the exit status of `hub start`."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise AssertionError(f"hub start did not stop within {timeout} s of Ctrl-C:\n{self.log()}") from None
