@@ -103,6 +103,8 @@ def init(hub_dir, roster=None, workshop=None, instructor="instructor", participa
     os.chmod(hub_dir, 0o755)  # the users' servers read their configuration here
     _check_readable_by_everyone(os.path.join(hub_dir, "hub.json"))
     _check_readable_by_everyone(sys.executable)
+    if os.environ.get("GPTCOURSE_DATA_MIRROR"):  # an offline room's data and tiktoken's files
+        _check_readable_by_everyone(os.path.join(os.path.abspath(os.environ["GPTCOURSE_DATA_MIRROR"]), "README.md"))
     proxy = proxy_command()
     if workshop:
         hub = _workshop_hub(hub_dir, workshop, participant_prefix)

@@ -5,8 +5,9 @@ run as those accounts, and `python -m grader hub start` as a real process.
 - the accounts `hub init` creates get names no person uses (gcx + random letters), and are
   deleted with their homes afterwards, after every process they still run is killed by pid;
 - nbgrader's groups are deleted when `hub init` created them;
-- the folders above this Python and the checkout are opened to other users (o+x) where they
-  were not (a CI machine's /root holds the interpreter), and closed again afterwards;
+- the folders above this Python, the checkout and the data mirror are opened to other users
+  (o+x) where they were not (a CI machine's /root holds the interpreter), and closed again
+  afterwards;
 - the checkout's top-level folders, which `hub init` closes to students, get back their group
   and mode;
 - the hub's folders (pytest's temporary folders are root's alone) are removed.
@@ -62,7 +63,10 @@ class HubMachine:
         return Path(path)
 
     def __enter__(self):
-        for path in (os.path.realpath(sys.executable), str(REPO / "course" / "gptcourse" / "__init__.py")):
+        needed = [os.path.realpath(sys.executable), str(REPO / "course" / "gptcourse" / "__init__.py")]
+        if os.environ.get("GPTCOURSE_DATA_MIRROR"):
+            needed.append(os.path.join(os.path.realpath(os.environ["GPTCOURSE_DATA_MIRROR"]), "README.md"))
+        for path in needed:
             self._open_folders_above(path)
         return self
 
