@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from browsers import QUIET_FLAGS, chromium
+from browsers import headless_chromium
 from grader import hub as course_hub
 from gptcourse.checking.tasks import chapter_names
-from hub_machine import HubMachine, RunningHub, passwords, python_as, require_root
+from hub_machine import RunningHub, passwords, python_as
 from lab_in_browser import free_port
 
 
@@ -54,13 +54,6 @@ def test_the_command_line_reports_a_problem_in_one_line(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr.strip() == f"hub start: {tmp_path} holds no hub: write one with python -m grader hub init {tmp_path}"
-
-
-@pytest.fixture(scope="module")
-def machine():
-    require_root()
-    with HubMachine() as machine:
-        yield machine
 
 
 def test_a_term_hub(machine):
@@ -126,13 +119,9 @@ def test_a_workshop_room(machine):
     result = python_as(hub_dir, first, f"import os; os.listdir(os.path.expanduser('~{second}'))")
     assert "PermissionError" in result.stderr
 
-    executable = chromium("the workshop hub's test (tests/hub/test_hub_init.py)")
-    from playwright.sync_api import sync_playwright
-
     running = RunningHub(hub_dir)
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=executable, headless=True, args=QUIET_FLAGS)
+        with headless_chromium("the workshop hub's test (tests/hub/test_hub_init.py)") as browser:
             page = browser.new_page()
             page.goto(running.url + "/hub/login")
             page.fill("#username_input", first)
@@ -155,7 +144,6 @@ def test_a_workshop_room(machine):
             output = page.locator(".jp-OutputArea-output", has_text="cap ").first
             output.wait_for(timeout=60_000)
             cap = int(re.search(r"cap (-?\d+)", output.inner_text()).group(1))
-            browser.close()
     finally:
         status = running.press_ctrl_c()
     assert status == 0, running.log()

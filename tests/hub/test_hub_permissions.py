@@ -20,19 +20,12 @@ import pytest
 
 from factory import REPO
 from grader import hub as course_hub
-from hub_machine import HubMachine, nbgrader_as, python_as, require_root
+from hub_machine import nbgrader_as, python_as
 from lab_in_browser import free_port
 
 pytestmark = pytest.mark.slow
 
 CHAPTER = "02_attention"
-
-
-@pytest.fixture(scope="module")
-def machine():
-    require_root()
-    with HubMachine() as machine:
-        yield machine
 
 
 @pytest.fixture(scope="module")

@@ -26,13 +26,13 @@ import time
 import psutil
 import pytest
 
-from browsers import QUIET_FLAGS, chromium
+from browsers import headless_chromium
 from factory import CORPUS, load, manifest, records_by_submission, release_notebook, run_grader
 from gptcourse import SelfCheckFailed, check
 from gptcourse.checking.tasks import task_of_cell, tasks_of
 from grader import hub as course_hub
 from grader import nbgrader_course
-from hub_machine import HubMachine, RunningHub, nbgrader_as, passwords, require_root
+from hub_machine import RunningHub, nbgrader_as, passwords
 from lab_in_browser import NotebookPage, free_port
 
 pytestmark = pytest.mark.slow
@@ -163,13 +163,6 @@ class Student:
 
 
 @pytest.fixture(scope="module")
-def machine():
-    require_root()
-    with HubMachine() as machine:
-        yield machine
-
-
-@pytest.fixture(scope="module")
 def hub_dir(machine):
     folder = machine.folder()
     roster = folder / "roster.csv"
@@ -181,15 +174,8 @@ def hub_dir(machine):
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = chromium("the hub's round trip (tests/hub/test_hub_round_trip.py)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=QUIET_FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with headless_chromium("the hub's round trip (tests/hub/test_hub_round_trip.py)") as launched:
+        yield launched
 
 
 def test_a_class_round_trip_in_the_hub(machine, hub_dir, browser, tmp_path):

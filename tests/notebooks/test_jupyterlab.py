@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from browsers import QUIET_FLAGS, chromium
+from browsers import headless_chromium
 from factory import CORPUS, REPO, filled_notebook, load, release_notebook, write_notebook
 from gptcourse import SelfCheckFailed, check
 from lab_in_browser import LabServer, NotebookPage, line_breaks
@@ -59,18 +59,8 @@ def lab(tmp_path_factory, mirror_dir):
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = chromium("the JupyterLab test (tests/notebooks/test_jupyterlab.py)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("The Python package playwright is missing: run `make setup` again (it is a dev requirement)")
-    with sync_playwright() as playwright:
-        # Debian's chromium, never a browser of Playwright's own (it would have to be downloaded).
-        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=QUIET_FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with headless_chromium("the JupyterLab test (tests/notebooks/test_jupyterlab.py)") as launched:
+        yield launched
 
 
 def open_notebook(browser, lab, chapter):
