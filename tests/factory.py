@@ -95,9 +95,10 @@ def filled_notebook(chapter, overrides=None, paste=True):
 def without_demos(nb):
     """The notebook of a student who deleted the demo and plot cells (students may: only the
     setup, carry-over, task and check cells are graded). nbgrader runs every cell of a
-    submission, so the corpus students skip the demos, which the masters test runs in full and
-    the workshop test in the quick mode nbgrader gets; this keeps the test's time from growing
-    with each chapter's demos and training runs."""
+    submission, so the nbgrader agreement test's students skip the demos (but for chapter 05's
+    all-correct student), which the masters test runs (chapters 08 and 09 in quick mode, their
+    full runs in benchmarks/masters_bench.py) and the workshop test in the quick mode nbgrader
+    gets; this keeps the test's time from growing with each chapter's demos and training runs."""
     nb = copy.deepcopy(nb)
     nb["cells"] = [c for c in nb["cells"] if not {"demo", "plot"} & set(c.get("metadata", {}).get("tags", []))]
     return nb

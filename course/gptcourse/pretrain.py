@@ -110,7 +110,7 @@ def gpu_run(device, profile=None):
 
 # Set (to anything but "") by the course's tests that run a notebook only to see that it runs
 # (the workshop edition, nbgrader's run of a complete student notebook): one epoch instead of
-# the full run. The masters test runs the full run.
+# the full run. The masters test runs the full run but in chapters 08 and 09.
 QUICK_ENV_VAR = "GPTCOURSE_QUICK_RUN"
 
 

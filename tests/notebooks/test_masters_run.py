@@ -1,4 +1,7 @@
-"""Every master runs top to bottom, its check cells (self-checks and hidden tests) passing."""
+"""Every master runs top to bottom, its check cells (self-checks and hidden tests) passing.
+
+Chapters 08 and 09 run in quick mode here (QUICK_CHAPTERS); benchmarks/masters_bench.py runs
+them in full and checks the same things (check_run)."""
 import os
 import time
 
@@ -10,6 +13,7 @@ from factory import REPO
 from gptcourse.device import get_device
 from gptcourse.checking.course import chapters
 from gptcourse.checking.tasks import CHAPTERS
+from gptcourse.pretrain import QUICK_ENV_VAR
 
 # What a chapter's run must print besides its checks, by the device the notebook runs on
 # (gptcourse.get_device(): the GPU when there is one); {}: nothing beyond its checks. Every chapter
@@ -27,10 +31,30 @@ EXPECTED_OUTPUT = {"01_text_data": {}, "02_attention": {}, "03_multihead_attenti
                                               "the model:", "chrF"]}}
 
 
-def expected_output(chapter, device_type):
-    """What the master must print when it runs on a device of this type (mps: as the CPU)."""
+# The masters this test runs in quick mode (GPTCOURSE_QUICK_RUN=1: each fine-tuning one epoch of 10
+# batches, chapter 09's test responses 5 short ones; about 45 and 40 s on two busy cores). Their full
+# runs take minutes each, a large share of make test, for training no check cell looks at: the
+# hidden tests and self-checks pass the same in quick mode. The full runs are checked, against the
+# same EXPECTED_OUTPUT with check_run, by benchmarks/masters_bench.py --quick-in-test (outside make
+# test); every other master runs in full here.
+QUICK_CHAPTERS = ("08_lora", "09_instruction")
+# What a quick run prints in place of a line of EXPECTED_OUTPUT, and only what quick mode changes:
+# chapter 09 answers the first 5 test entries instead of all 55 (gptcourse.instruct), and the line
+# starts the cell's output (the line break before it: "55 responses" holds "5 responses" too).
+QUICK_RUN_PRINTS = {"09_instruction": {"55 responses saved to": "\n5 responses saved to"}}
+
+
+def expected_output(chapter, device_type, quick=False):
+    """What the master must print when it runs on a device of this type (mps: as the CPU), in full
+    or, with `quick`, in quick mode: then also the runs' own note that they are quick runs, which
+    shows that the setting reached the kernel."""
     expected = EXPECTED_OUTPUT[chapter]
-    return expected.get(device_type, expected.get("cpu", []))
+    lines = expected.get(device_type, expected.get("cpu", []))
+    if not quick:
+        return lines
+    instead = QUICK_RUN_PRINTS.get(chapter, {})
+    return [instead.get(line, line) for line in lines] + ["quick run: 1 epoch of 10 batches",
+                                                          f"because {QUICK_ENV_VAR} is set"]
 
 
 # Each chapter's stated budget on 2 CPU cores (gptcourse.checking.course; the README repeats it): what a student on a quiet
@@ -41,20 +65,10 @@ BUDGET_SECONDS = {chapter.name: chapter.budget_seconds for chapter in chapters()
 HANG_SECONDS = 1200  # per cell: four times the largest budget
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_master_runs_top_to_bottom(chapter, tmp_path, monkeypatch, mirror_dir):
-    monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "course"), str(REPO)]))
-    nb = nbformat.read(REPO / "solutions" / f"{chapter}.ipynb", as_version=4)
-    # In the masters' own folder, as Jupyter would: chapter 03's carry-over cell loads the
-    # chapter 02 master beside it.
-    client = NotebookClient(nb, timeout=HANG_SECONDS, kernel_name="python3",
-                            resources={"metadata": {"path": str(REPO / "solutions")}})
-    started = time.monotonic()
-    client.execute()  # raises CellExecutionError, with the cell and traceback, on any error
-    elapsed = time.monotonic() - started
+def check_run(nb, chapter, device_type, quick=False):
+    """Assert what an executed master must show: every check cell's hidden tests passed (and its
+    self-check deferred to them), every carry-over cell's self-check passed, and what
+    expected_output() says it prints. benchmarks/masters_bench.py checks its full runs with it."""
     outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     check_cells = sum(1 for c in nb.cells if "run_hidden_tests" in c.source)
     assert check_cells == len([c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")])
@@ -64,9 +78,32 @@ def test_master_runs_top_to_bottom(chapter, tmp_path, monkeypatch, mirror_dir):
     carried = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("carry_")]
     carried_said = "".join(o.get("text", "") for c in carried for o in c.outputs)  # (a later demo may quote them)
     assert carried_said.count("; its self-check passed.") == len(carried), carried_said
-    for expected in expected_output(chapter, get_device().type):  # the device the notebook picks
+    for expected in expected_output(chapter, device_type, quick):
         assert expected in outputs, (expected, outputs[-3000:])
-    print(f"{chapter}: {elapsed:.1f} s on this machine (budget {BUDGET_SECONDS[chapter]} s on a quiet 2-core CPU)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_master_runs_top_to_bottom(chapter, tmp_path, monkeypatch, mirror_dir):
+    monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "course"), str(REPO)]))
+    quick = chapter in QUICK_CHAPTERS
+    if quick:
+        monkeypatch.setenv(QUICK_ENV_VAR, "1")
+    else:  # the full run, even where the shell has set quick mode
+        monkeypatch.delenv(QUICK_ENV_VAR, raising=False)
+    nb = nbformat.read(REPO / "solutions" / f"{chapter}.ipynb", as_version=4)
+    # In the masters' own folder, as Jupyter would: chapter 03's carry-over cell loads the
+    # chapter 02 master beside it.
+    client = NotebookClient(nb, timeout=HANG_SECONDS, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO / "solutions")}})
+    started = time.monotonic()
+    client.execute()  # raises CellExecutionError, with the cell and traceback, on any error
+    elapsed = time.monotonic() - started
+    check_run(nb, chapter, get_device().type, quick)  # the device the notebook picks
+    budget = "quick run: no budget" if quick else f"budget {BUDGET_SECONDS[chapter]} s on a quiet 2-core CPU"
+    print(f"{chapter}: {elapsed:.1f} s on this machine ({budget})")
 
 
 def test_the_cpu_run_must_go_below_1_and_a_gpu_run_need_not():
@@ -75,3 +112,16 @@ def test_the_cpu_run_must_go_below_1_and_a_gpu_run_need_not():
     assert "(below 1)" not in expected_output("05_pretraining", "cuda")
     assert expected_output("05_pretraining", "mps") == expected_output("05_pretraining", "cpu")
     assert expected_output("01_text_data", "cuda") == []
+
+
+def test_the_quick_runs_change_only_what_quick_mode_changes():
+    """Every line QUICK_RUN_PRINTS replaces is one EXPECTED_OUTPUT holds (a renamed line would
+    otherwise leave the quick run unchecked), and chapter 09's quick run must not claim 55 answers."""
+    assert set(QUICK_CHAPTERS) <= set(CHAPTERS) and set(QUICK_RUN_PRINTS) <= set(QUICK_CHAPTERS)
+    for chapter, instead in QUICK_RUN_PRINTS.items():
+        assert set(instead) <= set(expected_output(chapter, "cpu")), chapter
+    quick = expected_output("09_instruction", "cpu", quick=True)
+    assert "55 responses saved to" not in quick and "\n5 responses saved to" in quick
+    assert "training 935, validation 110, test 55 entries" in quick  # the split is the same
+    assert expected_output("08_lora", "cpu") == [] and f"because {QUICK_ENV_VAR} is set" in expected_output(
+        "08_lora", "cpu", quick=True)

@@ -2,9 +2,10 @@
 
 Both run the same hidden tests: nbgrader inside each student's kernel (the check cells call
 grader/nbgrader_bridge.py), the course grader in its own worker processes. One nbgrader
-course directory holds a correct student, students with corpus mistakes and correct
-alternatives (a chapter's share a student, one per task), students whose mistake in one task
-could leak into another, and an untouched release of a sample of chapters. nbgrader
+course directory holds a correct student (every chapter; the demo cells only in chapter 05's,
+DEMO_CHAPTERS), students with corpus mistakes and correct alternatives (a chapter's share a
+student, one per task), students whose mistake in one task could leak into another, and an
+untouched release of a sample of chapters. nbgrader
 autogrades it with a fixed seed on the CPU, the course grader grades the same submitted/
 folder with the same seed, and every task's score must match, as must its maximum.
 """
@@ -53,11 +54,12 @@ CORPUS_STUDENTS = [
     "9.2/wrong_not_on_device",
 ]
 
-# The all-correct student's notebooks keep their demo cells in these chapters (chapter 05:
-# pretraining, shrunk to one epoch while nbgrader runs it). The later chapters' demos run in
-# the same quick mode in the workshop test (GPTCOURSE_QUICK_RUN), and their full runs in the
-# masters test; under nbgrader each would cost a training run more.
-DEMO_CHAPTERS = CHAPTERS[:5]
+# The all-correct student's notebooks keep their demo cells in these chapters only. Chapter 05's
+# (pretraining) show nbgrader triggering the quick mode in a real autograde run
+# (gptcourse.notebook.being_graded: one epoch). Every chapter's demos run in the masters test, and
+# in quick mode in the workshop test (GPTCOURSE_QUICK_RUN); here the others would only add time.
+# Every chapter's graded cells (setup, carry-over, task and check cells) still run here.
+DEMO_CHAPTERS = ["05_pretraining"]
 UNTOUCHED_CHAPTERS = [CHAPTERS[0], CH3, CHAPTERS[-1]]  # the first, a carry-over cell, the last
 
 
