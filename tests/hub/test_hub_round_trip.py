@@ -204,6 +204,8 @@ def test_a_class_round_trip_in_the_hub(machine, hub_dir, browser, tmp_path):
             student.fetch()
             student.solve(sources)
             shown[name]["validate"] = student.validate()
+            # No pop-up asking about Jupyter's news over the page (hub init turns it off).
+            assert not student.page.get_by_text("official Jupyter news").count()
             student.submit()
             lap(f"{name}: logged in, fetched, solved, validated, submitted")
         good, bad = machine.students
