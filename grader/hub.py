@@ -119,7 +119,8 @@ def init(hub_dir, roster=None, workshop=None, instructor="instructor", participa
     for role in ("instructor", "student"):
         _write_role_config(hub, role)
     _write_capped_kernel(hub)
-    _close_checkout(hub["groups"][INSTRUCTOR_GROUP])
+    _close_checkout()
+    _turn_off_jupyter_news()
     _write_json(os.path.join(hub_dir, "hub.json"), hub)
     shutil.copy(HUB_CONFIG, os.path.join(hub_dir, "jupyterhub_config.py"))
     return _summary(hub_dir, hub)
@@ -220,6 +221,12 @@ def _make_exchange(path):
     os.chmod(path, 0o1777)
 
 
+# Every kernel of the hub starts with the grader's memory cap already (its python3 kernel, below):
+# nbgrader must not add the same arguments again (a kernel given them twice refuses to start).
+_NO_SECOND_CAP = ["# The hub's python3 kernel has the grader's memory cap (grader/hub.py): nbgrader adds none.",
+                  "c.Execute.extra_arguments = []"]
+
+
 def _write_role_config(hub, role):
     """jupyter/<role>/: nbgrader_config.py, jupyter_server_config.py and JupyterLab's settings."""
     folder = hub["config_path"][role]
@@ -249,15 +256,17 @@ def _write_role_config(hub, role):
     disabled = INSTRUCTOR_ONLY_LAB_PLUGINS if role == "student" else []
     _write_json(os.path.join(folder, "labconfig", "page_config.json"),
                 {"disabledExtensions": {name: True for name in disabled}})
-    # JupyterLab reads overrides of its default settings from the app's settings folder; a
-    # per-role folder would need a per-role JupyterLab, so the news stay off for the whole hub.
-    _write_json(os.path.join(sys.prefix, "share", "jupyter", "lab", "settings", "overrides.json"), NO_NEWS)
 
 
-# Every kernel of the hub starts with the grader's memory cap already (its python3 kernel, below):
-# nbgrader must not add the same arguments again (a kernel given them twice refuses to start).
-_NO_SECOND_CAP = ["# The hub's python3 kernel has the grader's memory cap (grader/hub.py): nbgrader adds none.",
-                  "c.Execute.extra_arguments = []"]
+def _turn_off_jupyter_news():
+    """No pop-up asking every new user about Jupyter's news, over their notebooks: JupyterLab reads
+    its default settings' overrides from the environment's settings folder (the servers share the
+    environment, so this holds for every user). Other overrides found there are kept."""
+    path = os.path.join(sys.prefix, "share", "jupyter", "lab", "settings", "overrides.json")
+    overrides = _read_json(path) if os.path.exists(path) else {}
+    for plugin, settings in NO_NEWS.items():
+        overrides.setdefault(plugin, {}).update(settings)
+    _write_json(path, overrides)
 
 
 def _write_capped_kernel(hub):
@@ -348,7 +357,7 @@ def _chown_tree(path, user):
             os.chown(entry, account.pw_uid, account.pw_gid)
 
 
-def _close_checkout(instructors):
+def _close_checkout():
     """The checkout's masters, grader (hidden tests, reference) and history: for the instructors'
     group only. Students keep what their servers run: the environment and the student package."""
     gid = grp.getgrnam(INSTRUCTOR_GROUP).gr_gid
