@@ -249,6 +249,10 @@ def _write_role_config(hub, role):
                      "c.ExchangeFactory.collect = 'grader.hub_collect.OwnerCheckedCollect'"]
     _write(os.path.join(folder, "nbgrader_config.py"), "\n".join(nbgrader) + "\n")
     server = ["c = get_config()  # noqa: F821"]
+    if role == "instructor":
+        # JupyterHub's servers forbid every page to be shown in a frame, by default; nbgrader's
+        # formgrader is a page of the instructor's own server shown in a frame of their JupyterLab.
+        server.append("c.ServerApp.tornado_settings = {'headers': {'Content-Security-Policy': \"frame-ancestors 'self'\"}}")
     if role == "student":
         server.append("c.ServerApp.jpserver_extensions.update("
                       + repr({name: False for name in INSTRUCTOR_ONLY_SERVER_EXTENSIONS}) + ")")

@@ -4,13 +4,13 @@
 accounts) and `python -m grader hub start` runs it: JupyterHub, configurable-http-proxy, and
 each user's JupyterLab as that user. Then, through headless Chromium where a person would click:
 
-1. the instructor releases 02_attention (nbgrader, as the instructor's account, in their course
-   directory);
+1. the instructor logs in and releases 02_attention with the formgrader's Release button;
 2. two students log in, open the Assignments tab and fetch it; one solves every task, the other
    leaves a known mistake in Task 2.1 and an endless loop in Task 2.3; both press Validate and
    read the course's messages (the loop stopped, with its line; no traceback), then Submit;
 3. the instructor collects, autogrades with the course's configuration (the loop costs Task 2.3
-   only), generates and releases feedback;
+   only), generates and releases feedback: nbgrader's commands, run as the instructor's account
+   with their server's environment, as in a terminal of their JupyterLab;
 4. each student fetches the feedback in the page and reads their points and the messages;
 5. the course grader, given the collected submissions, gives the same points;
 6. Ctrl-C on `hub start` stops the hub, its proxy, the servers and their kernels: nothing of the
@@ -95,8 +95,8 @@ class OpenedNotebook(NotebookPage):
         page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=120_000)  # its kernel is ready
 
 
-class Student:
-    """A student in the page: logs in, uses nbgrader's Assignments tab and Validate."""
+class User:
+    """Someone logged into the hub in a browser page: their JupyterLab, once their server started."""
 
     def __init__(self, browser, hub, name, password):
         self.name, self.hub = name, hub
@@ -108,6 +108,22 @@ class Student:
         self.page.click("#login_submit")
         self.page.wait_for_url(f"**/user/{name}/lab**", timeout=180_000)  # the server started
         self.page.wait_for_selector("#jp-main-statusbar", timeout=120_000)
+
+
+class Instructor(User):
+    """The instructor in the page: nbgrader's formgrader, in a frame of their JupyterLab."""
+
+    def release(self, chapter):
+        """Nbgrader > Formgrader, then the Release button in the chapter's row."""
+        self.page.get_by_role("menuitem", name="Nbgrader").click()
+        self.page.get_by_role("menuitem", name="Formgrader", exact=True).click()
+        row = self.page.frame_locator("iframe").first.locator("tr", has_text=chapter).first
+        row.locator("td.release a").click()
+        row.locator("td.status", has_text="released").wait_for()
+
+
+class Student(User):
+    """A student in the page: uses nbgrader's Assignments tab and Validate."""
 
     def assignments(self):
         """Nbgrader > Assignment List: the Assignments tab."""
@@ -189,15 +205,15 @@ def test_a_class_round_trip_in_the_hub(machine, hub_dir, browser, tmp_path):
     instructor_env = {"GPTCOURSE_GRADER_SEED": str(SEED), "GPTCOURSE_GRADER_DEVICE": "cpu"}
     shown = {}  # per student: their page, and what Validate said
     try:
-        # 1. The instructor releases the chapter.
-        nbgrader_as(hub_dir, machine.instructor, "release_assignment", CHAPTER, cwd=course)
-        lap("hub started, chapter released")
+        # 1. The instructor releases the chapter, in the formgrader.
+        logins = passwords(hub_dir)
+        Instructor(browser, hub, machine.instructor, logins[machine.instructor]).release(CHAPTER)
+        lap("hub started, chapter released in the formgrader")
 
         # 2. Two students: one right everywhere; one with a known mistake and an endless loop.
         right = solutions()
         wrong = dict(right, **{"2.1": MISTAKE.read_text()})
         wrong["2.3"], loop_line = with_endless_loop(right["2.3"])
-        logins = passwords(hub_dir)
         for name, sources in zip(machine.students, (right, wrong)):
             student = Student(browser, hub, name, logins[name])
             shown[name] = {"student": student}
