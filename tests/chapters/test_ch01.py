@@ -1,13 +1,16 @@
 """Chapter 01's property hints name the mistake from the observations alone (not from a
 case label that happens to contain the right word), and the reference package against the book's
 values for chapter 01."""
+import os
 import re
+import warnings
 
 import torch
 
 from gptcourse.checking.judge import judge
 from gptcourse.checking.probes import ProbeContext, run_probe
 from gptcourse.checking.records import Case
+from grader.chapters.ch01_text_data import _workers_case
 from grader.reference import ch01_text_data as ch01
 from grader.reference import reference_object
 
@@ -79,3 +82,15 @@ def test_embedding_of_the_first_batch_has_shape_8_4_256(verdict_text):
     embedded = ch01.embed(inputs, tok_emb, pos_emb)
     assert embedded.shape == (8, 4, 256)
     assert torch.allclose(embedded[3, 2], tok_emb.weight[inputs[3, 2]] + pos_emb.weight[2])
+
+
+def test_a_loader_with_more_workers_than_cores_is_probed_without_a_warning():
+    """torch warns (on stderr) when num_workers is more than the machine's cores, and nbgrader
+    scores a check cell that prints a warning as failed: the num_workers case must be silent
+    whatever the machine, or the same right loader loses its points on a smaller one."""
+    many = (os.cpu_count() or 1) + 2
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        observed = run_probe(ch01.create_dataloader_v1, _workers_case("more workers than cores", many), ProbeContext())
+    assert "error" not in observed, observed
+    assert not [str(w.message) for w in shown if "DataLoader" in str(w.message)]
