@@ -431,6 +431,8 @@ def start(hub_dir, ready=None):
     config = os.path.join(hub_dir, "jupyterhub_config.py")
     if not os.path.exists(config):
         raise HubError(f"{hub_dir} holds no hub: write one with python -m grader hub init {hub_dir}")
+    if os.geteuid() != 0:
+        raise HubError("start it as root (sudo): the hub logs users in with PAM and starts each one's server as them")
     hub = _read_json(os.path.join(hub_dir, "hub.json"))
     command = [os.path.join(os.path.dirname(sys.executable), "jupyterhub"), "-f", config,
                f"--JupyterHub.hub_bind_url=http://127.0.0.1:{free_port()}",

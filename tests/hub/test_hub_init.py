@@ -37,6 +37,13 @@ def test_init_says_it_needs_root(monkeypatch, tmp_path):
         course_hub.init(tmp_path / "hub")
 
 
+def test_start_says_it_needs_root(monkeypatch, tmp_path):
+    (tmp_path / "jupyterhub_config.py").write_text("")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(course_hub.HubError, match="start it as root"):
+        course_hub.start(tmp_path)
+
+
 @pytest.mark.parametrize("text, problem", [
     ("name\nalice\n", "needs a 'username' column"),
     ("username\nAlice\n", "an account name is lower-case"),
