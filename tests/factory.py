@@ -184,3 +184,13 @@ def records_by_submission(records):
     for record in records:
         grouped.setdefault(record["submission"], {})[record["task"]] = record
     return grouped
+
+
+# A Task 2.1 that keeps allocating when called, until the memory cap stops it (the memory tests
+# of nbgrader and of the hub): line 4 of its cell is where it is stopped.
+FILLS_MEMORY_WHEN_CALLED = """\
+def simple_self_attention(inputs):
+    kept = []
+    while True:
+        kept.append(torch.ones(1 << 20))
+"""

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from factory import filled_notebook, without_demos, write_notebook
+from factory import FILLS_MEMORY_WHEN_CALLED, filled_notebook, without_demos, write_notebook
 from grader import hub as course_hub
 from hub_machine import as_user
 from lab_in_browser import free_port
@@ -20,12 +20,6 @@ from lab_in_browser import free_port
 pytestmark = pytest.mark.slow
 
 CAP_MB = 300  # small, so that the loop reaches it in a fraction of a second
-FILLS_MEMORY_WHEN_CALLED = """\
-def simple_self_attention(inputs):
-    kept = []
-    while True:
-        kept.append(torch.ones(1 << 20))
-"""
 
 
 def test_validate_stops_a_cell_that_fills_the_memory_with_the_courses_message(machine):

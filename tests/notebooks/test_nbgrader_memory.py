@@ -15,7 +15,8 @@ import shutil
 
 import pytest
 
-from factory import filled_notebook, grade_id, manifest, records_by_submission, run_grader, without_demos, write_notebook
+from factory import (FILLS_MEMORY_WHEN_CALLED, filled_notebook, grade_id, manifest, records_by_submission, run_grader,
+                     without_demos, write_notebook)
 from grader import nbgrader_course
 
 pytestmark = pytest.mark.slow  # nbgrader autograde, the course grader and Validate on one notebook
@@ -23,12 +24,6 @@ pytestmark = pytest.mark.slow  # nbgrader autograde, the course grader and Valid
 CH2, STUDENT, SEED = "02_attention", "hoarder", 4242
 CAP_MB = 300  # small, so that a loop reaches it in a fraction of a second
 
-FILLS_MEMORY_WHEN_CALLED = """\
-def simple_self_attention(inputs):
-    kept = []
-    while True:
-        kept.append(torch.ones(1 << 20))
-"""
 # After a right class, a loop at the top of the cell keeps 4 MB blocks until one fails.
 FILLS_MEMORY_AT_TOP_LEVEL = "{2.3}\nkept = []\nwhile True:\n    kept.append(bytearray(4 << 20))\n"
 # A cell of the student's own after Task 2.3's check cell: whether what the loop kept is still there.
