@@ -28,7 +28,7 @@ from gptcourse.checking.memory import allocation_failed, kernel_cap_mb
 from gptcourse.checking.probes import ProbeContext, observe
 from gptcourse.checking.selfcheck import defer_to_hidden_tests
 from gptcourse.checking.tasks import carried_tasks, get_task
-from gptcourse.checking.worker_host import where_stopped
+from gptcourse.checking.worker_host import code_files, where_stopped
 from grader.engine import Expectations, Settings, devices_for
 from grader.paths import TIMEOUT_ENV_VAR
 from grader.reference import reference_object
@@ -68,7 +68,7 @@ def _run_cases(task_id, objects, cases, namespace):
     # under both graders (grader/nbgrader_execute.py sets it from its task_timeout).
     limit = float(os.environ.get(TIMEOUT_ENV_VAR) or Settings.timeout)
     try:
-        with _time_limit(limit, _code_files(objects)) as where:
+        with _time_limit(limit, code_files(objects.values())) as where:
             with _reference_bound(namespace, carried_tasks(task_id)) as earlier:
                 observations = observe(objects, cases, ProbeContext(earlier=earlier))
         return {"result": {"observations": observations}}
@@ -114,19 +114,6 @@ def _time_limit(seconds, code_files):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def _code_files(objects):
-    """The files the task's functions and methods were compiled from: in a kernel, the student's
-    cell (line numbers then count from the cell's first line, as in the course grader)."""
-    files = set()
-    for obj in objects.values():
-        functions = vars(obj).values() if isinstance(obj, type) else [obj]
-        for function in functions:
-            code = getattr(function, "__code__", None)
-            if code is not None:
-                files.add(code.co_filename)
-    return files
 
 
 def interrupted_line():

@@ -88,13 +88,14 @@ def test_where_stopped_finds_the_innermost_line_of_the_students_cell_and_the_pro
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
 def test_the_hidden_tests_time_limit_in_a_kernel_stops_a_loop_and_says_where():
-    from grader.nbgrader_bridge import _OutOfTime, _code_files, _time_limit
+    from gptcourse.checking.worker_host import code_files
+    from grader.nbgrader_bridge import _OutOfTime, _time_limit
 
     source = "def spin(x):\n    i = 0\n    while i < 3:\n        x = x + 1\n    return x\n"
     namespace = {}
     exec(compile(source, "<cell 7>", "exec"), namespace)
     with pytest.raises(_OutOfTime):
-        with _time_limit(0.2, _code_files({"spin": namespace["spin"]})) as where:
+        with _time_limit(0.2, code_files([namespace["spin"]])) as where:
             namespace["spin"](0)
     assert where == {"line": 3}
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the timer is gone afterwards

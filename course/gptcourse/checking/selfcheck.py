@@ -141,28 +141,16 @@ def _check_case(task, name, names, case, expected, mistakes, context):
 
 def _interrupted_message(task, name, stop, objects):
     """'Task N (...): the self-check was interrupted at line 5 of your solution cell, while ...'."""
-    from .worker_host import where_stopped
+    from .worker_host import code_files, where_stopped
 
     innermost = stop.__traceback__
     while innermost.tb_next is not None:
         innermost = innermost.tb_next
-    where = where_stopped(innermost.tb_frame, _code_files(objects))
+    where = where_stopped(innermost.tb_frame, code_files(objects))
     at = f" at line {where['line']} of your solution cell" if "line" in where else ""
     if "step" in where:
         at += f"{',' if at else ''} while {where['step']}"
     return f"Task {task.id} ({name}): the self-check was interrupted{at}: an infinite loop, or far too much work?"
-
-
-def _code_files(objects):
-    """The files the student's functions and methods were compiled from (in a notebook: the cell)."""
-    files = set()
-    for obj in objects:
-        functions = vars(obj).values() if isinstance(obj, type) else [obj]
-        for function in functions:
-            code = getattr(getattr(function, "__func__", function), "__code__", None)
-            if code is not None:
-                files.add(code.co_filename)
-    return files
 
 
 def _earlier_from(namespace, task_id):

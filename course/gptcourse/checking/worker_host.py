@@ -532,6 +532,19 @@ def _answer_where_on_signal(writer, student_filename):
     signal.signal(WHERE_SIGNAL, answer)
 
 
+def code_files(objects):
+    """The files the student's functions and methods (static and class methods too) were compiled
+    from: in a kernel, the student's cell, whose line numbers where_stopped then reports."""
+    files = set()
+    for obj in objects:
+        functions = vars(obj).values() if isinstance(obj, type) else [obj]
+        for function in functions:
+            code = getattr(getattr(function, "__func__", function), "__code__", None)
+            if code is not None:
+                files.add(code.co_filename)
+    return files
+
+
 def where_stopped(frame, student_files):
     """{"line": the innermost line of the student's cell on the stack, "step": what the probe was
     doing}, each only when found. Line numbers count from the first line of the cell.
