@@ -92,7 +92,7 @@ def main(args):
 # -- init --------------------------------------------------------------------------------------------
 
 def init(hub_dir, roster=None, workshop=None, instructor="instructor", participant_prefix="participant", port=8000,
-         ip="127.0.0.1", memory_mb=KERNEL_MEMORY_MB, task_timeout=None):
+         ip="127.0.0.1", memory_mb=KERNEL_MEMORY_MB, task_timeout=TASK_TIMEOUT):
     """Write a hub into `hub_dir` and create its accounts; returns what to tell the instructor."""
     if os.geteuid() != 0:
         raise HubError("init creates unix accounts and the exchange: run it as root (sudo)")
@@ -109,8 +109,8 @@ def init(hub_dir, roster=None, workshop=None, instructor="instructor", participa
     if workshop:
         hub = _workshop_hub(hub_dir, workshop, participant_prefix)
     else:
-        hub = _term_hub(hub_dir, read_roster(roster) if roster else [], instructor, task_timeout or TASK_TIMEOUT)
-    hub.update(ip=ip, port=port, proxy=proxy, memory_mb=memory_mb, task_timeout=task_timeout or TASK_TIMEOUT,
+        hub = _term_hub(hub_dir, read_roster(roster) if roster else [], instructor, task_timeout)
+    hub.update(ip=ip, port=port, proxy=proxy, memory_mb=memory_mb, task_timeout=task_timeout,
                singleuser=[os.path.join(os.path.dirname(sys.executable), "jupyterhub-singleuser")],
                environment=dict(_server_environment(), JUPYTER_PATH=os.path.join(hub_dir, "jupyter", "data")),
                exchange=os.path.join(hub_dir, "exchange"),
