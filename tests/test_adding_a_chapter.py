@@ -14,7 +14,7 @@ docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 Then the real pipeline runs on it, unchanged: the build reads the master and writes the
 reference module, the manifest and the self-check fixtures; the self-check passes the correct
 cell and names the known mistake of the wrong one; the grader (one worker process, no sandbox)
-grades two students' notebooks; the contract's section of the task (grader/contract.py, what
+grades two students' notebooks; the contract's section of the task (grader/authoring/contract.py, what
 docs/contract.md and `python -m grader where` print) is derived from the master, the course line,
 the entry and the files. Last, the point: no shared module names the chapter or its task.
 
@@ -110,7 +110,7 @@ def double(x):
     ### END SOLUTION'''
 CHECK_SOURCE = '''\
 ### BEGIN HIDDEN TESTS
-from grader.nbgrader_bridge import run_hidden_tests
+from grader.nbgrading.bridge import run_hidden_tests
 run_hidden_tests("99.1", globals())
 ### END HIDDEN TESTS
 check("99.1", double)'''
@@ -213,7 +213,8 @@ def toy(tmp_path, monkeypatch):
 
 def point_the_build_at(root, monkeypatch):
     """The build reads the master from root/solutions and writes under root."""
-    from grader import build, paths
+    from grader.authoring import build
+    from grader import paths
 
     monkeypatch.setattr(paths, "SOLUTIONS", str(root / "solutions"))
     for name, folder in (("REFERENCE", "reference"), ("FIXTURES", "fixtures"), ("COURSE", "course")):
@@ -231,8 +232,10 @@ def repository_status():
 # ------------------------------------------------------------------------------------------
 
 def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, monkeypatch):
-    from grader import build, engine, paths
-    from grader import contract as contract_page
+    from grader.authoring import build
+    from grader.grading import engine
+    from grader import paths
+    from grader.authoring import contract as contract_page
 
     root, written = toy
     status_before = repository_status()

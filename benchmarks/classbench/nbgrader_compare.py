@@ -7,7 +7,7 @@ import time
 from classbench.build_class import TASKS_PER_STUDENT
 from classbench.watch import grade, print_run
 from gptcourse.checking.tasks import CHAPTERS
-from grader import nbgrader_course
+from grader.nbgrading import course as nbgrader_course
 
 
 def nbgrader_part(args, work, plan, whole):

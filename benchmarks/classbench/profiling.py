@@ -2,7 +2,7 @@
 
 - profiled_grader runs `python -m grader ...` in this process under cProfile and keeps each
   task's time in its worker host (the `seconds` of the host's reply, fork to reaping), through
-  the pool's public reply_observers (grader/pool.py);
+  the pool's public reply_observers (grader/grading/pool.py);
 - profiled_jobs runs one job per task (the reference solution as the student's cell) in this
   process under cProfile, to split a job into course setup, the student's cell and the probes;
 - summarise_profile prints and returns where the time went, by phase and by module.
@@ -26,7 +26,7 @@ def profiled_grader(profile_path, grader_args):
     worker host. Writes the profile to profile_path and the hosts' times to profile_path.hosts.json."""
     profiler = cProfile.Profile()
     profiler.enable()  # before the grader's imports: they are part of its start-up
-    from grader import pool
+    from grader.grading import pool
 
     host_seconds = []
 
@@ -54,7 +54,7 @@ def profiled_jobs(profile_path, seed, device):
     the second under cProfile: {task: {total, student_cell, probes}} and the combined stats."""
     from gptcourse.checking import probes, worker_host
     from gptcourse.checking.tasks import TASKS
-    from grader import engine, pool
+    from grader.grading import engine, pool
 
     pool.prepare_tokenizer_files()  # as the worker pool does before starting its hosts
     probes.load_meta_kernels()  # as each host does once
@@ -64,7 +64,7 @@ def profiled_jobs(profile_path, seed, device):
     combined, split = None, {}
     for task in TASKS:
         source = manifest[task.chapter]["tasks"][task.id]["source"]
-        job = engine._job(task.id, source, manifest, expectations.cases(task.id), settings)
+        job = engine.worker_job(task.id, source, manifest, expectations.cases(task.id), settings)
         with tempfile.TemporaryDirectory() as scratch:
             os.chdir(scratch)  # a host's child runs in its scratch folder too
             worker_host.run_job(job, scratch)
@@ -131,14 +131,14 @@ def cumulative_of(stats, wanted):
 
 
 GRADER_PHASES = {
-    "import grader.engine (torch and the grading modules)": ("grader/engine.py", "<module>"),
-    "imports of the grading code": ("grader/engine.py", "_import_grading_code"),
-    "reading submissions (discover)": ("grader/submissions.py", "discover"),
-    "expected observations (the reference on the hidden cases)": ("grader/engine.py", "expected"),
-    "waiting for and reading host replies (WorkerPool.run)": ("grader/pool.py", "run"),
-    "verdicts": ("grader/engine.py", "safe_verdict"),
-    "writing grades, feedback, report.html": ("grader/report.py", "write_all"),
-    "whole grade()": ("grader/engine.py", "grade"),
+    "import grader.grading.engine (torch and the grading modules)": ("grader/grading/engine.py", "<module>"),
+    "imports of the grading code": ("grader/grading/engine.py", "import_grading_code"),
+    "reading submissions (discover)": ("grader/grading/submissions.py", "discover"),
+    "expected observations (the reference on the hidden cases)": ("grader/grading/engine.py", "expected"),
+    "waiting for and reading host replies (WorkerPool.run)": ("grader/grading/pool.py", "run"),
+    "verdicts": ("grader/grading/engine.py", "safe_verdict"),
+    "writing grades, feedback, report.html": ("grader/outputs/report.py", "write_all"),
+    "whole grade()": ("grader/grading/engine.py", "grade"),
     "whole command (python -m grader grade)": ("grader/__main__.py", "main"),
 }
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from gptcourse.checking.tasks import get_task
-from grader.hidden.casekit import hidden_rng, public_rng
+from grader.chapters.casekit import hidden_rng, public_rng
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import torch.nn as nn
 from gptcourse.checking.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import add_x_future, module_arrays, module_weights, reference_module, subclass_with
+from grader.chapters.casekit import add_x_future, module_arrays, module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 from grader.reference.ch04_gpt_model import GPT_CONFIG_124M  # the notebook's setup cell, one source
 

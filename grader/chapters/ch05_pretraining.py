@@ -20,7 +20,7 @@ import torch
 from gptcourse.checking.chapters.toys import TinyLanguageModel
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import module_weights, reference_with_text_replaced
+from grader.chapters.casekit import module_weights, reference_with_text_replaced
 from grader.reference import reference_object, reference_objects
 
 START_CONTEXTS = ("A+B=C", "X=Y+Z", "A;B?", "#A")  # GPT-2 ids all below 64
@@ -147,7 +147,7 @@ def _training_case(task_id, rng, model_args, train_sequences=6, val_sequences=4,
 
 def _observe_training(case, train_model):
     """The observations of `train_model` (the reference's or a known mistake's) on a training case."""
-    from grader.hidden.expectations import seeded_probe  # the grader's own way of running the reference
+    from grader.grading.expectations import seeded_probe  # the grader's own way of running the reference
     return seeded_probe({**reference_objects("5.7"), "train_model": train_model}, case)
 
 

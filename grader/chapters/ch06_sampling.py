@@ -24,9 +24,9 @@ import torch
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
+from grader.chapters.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
                                      naive_softmax)
-from grader.hidden.casekit import module_weights, reference_module, subclass_with
+from grader.chapters.casekit import module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 
 NEG_INF = float("-inf")
@@ -390,7 +390,7 @@ def _extras_6_5(case):
 def _end_token_alternatives(case):
     """The book stops before appending the end token that finishes the last row: one token fewer,
     the same rows before their end tokens. Both readings of the spec pass."""
-    from grader.hidden.expectations import seeded_probe
+    from grader.grading.expectations import seeded_probe
     from grader.reference import reference_objects
 
     expected = seeded_probe(reference_objects(case.task), case)

@@ -23,8 +23,8 @@ import torch
 from gptcourse.checking.chapters.toys import ToyClassifier, ToyGPT
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import module_weights
-from grader.hidden.expectations import seeded_probe
+from grader.chapters.casekit import module_weights
+from grader.grading.expectations import seeded_probe
 from grader.reference import reference_object, reference_objects
 
 HAM_WORDS = ("ok", "see", "you", "at", "home", "later", "lunch", "tomorrow", "mum", "thanks", "love", "gonna",

@@ -20,7 +20,7 @@ import torch
 from gptcourse.checking.chapters.toys import NestedModel
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import module_weights, subclass_with
+from grader.chapters.casekit import module_weights, subclass_with
 from grader.reference import reference_object
 
 GPT2_SMALL = {"vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12, "n_layers": 12,

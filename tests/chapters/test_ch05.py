@@ -142,7 +142,7 @@ def test_the_grader_s_chapter_module_writes_no_training_loop_of_its_own():
 
 
 def test_a_known_mistake_is_the_reference_with_its_text_replaced():
-    from grader.hidden.casekit import reference_with_text_replaced
+    from grader.chapters.casekit import reference_with_text_replaced
 
     from gptcourse.tokenizer import get_encoding
 

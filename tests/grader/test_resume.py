@@ -19,7 +19,7 @@ import pytest
 from factory import REPO, corpus_items, filled_notebook, manifest, write_notebook
 from gptcourse.checking import worker_host
 from gptcourse.checking.tasks import TASKS, tasks_of
-from grader import gradefolder
+from grader.grading import gradefolder
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
 SEED = 4242

@@ -11,8 +11,8 @@ import gptcourse
 from factory import REPO
 from gptcourse.checking import worker_host
 from gptcourse.checking.records import dumps
-from grader import pool, sandbox
-from grader.engine import Expectations
+from grader.grading import pool, sandbox
+from grader.grading.engine import Expectations
 
 NO_SANDBOX = sandbox.Isolation("none", False, "no sandbox (test)")
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -260,7 +260,7 @@ def test_training_cases_run_without_dropout_on_cuda_and_with_it_on_the_cpu(task_
 
 
 def test_a_gpu_training_case_expects_the_references_numbers_without_dropout():
-    from grader.hidden.expectations import expectations
+    from grader.grading.expectations import expectations
 
     both = Expectations(5, ["cpu", "cuda"])
     cases, origins = both.cases("5.4"), both._origins["5.4"]

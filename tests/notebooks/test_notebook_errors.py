@@ -183,7 +183,7 @@ def test_nothing_happens_outside_ipython():
 def test_nbgrader_still_records_failed_check_cells(tmp_path, monkeypatch, mirror_dir):
     """The one-line messages change what a student sees, never a grade."""
     from factory import filled_notebook, release_notebook
-    from grader import nbgrader_course
+    from grader.nbgrading import course as nbgrader_course
 
     monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
     chapter = "02_attention"

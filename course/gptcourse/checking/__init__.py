@@ -16,7 +16,7 @@ self-checks (`gptcourse.check`) and the grader. Nothing here is for a student to
 - selfcheck and fixtures/: the self-check a notebook runs, against the reference's
   observations shipped in fixtures/NN_chapter.json.
 - worker_host: the grader's worker process (`python -m gptcourse.checking.worker_host`,
-  which grader/sandbox.py starts).
+  which grader/grading/sandbox.py starts).
 - memory: what running out of memory looks like and what the student is told, for the grader
   and the self-check; kernel_memory: the same memory cap as the grader's, in the kernels that
   nbgrader starts (an IPython extension).

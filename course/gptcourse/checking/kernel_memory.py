@@ -7,7 +7,7 @@ extension sets the same cap in the kernel as it starts, before any cell runs. An
 beyond it then fails in the student's code (MemoryError, torch's "can't allocate memory"), and
 the check cell says so with the course grader's words (gptcourse/checking/memory.py).
 
-nbgrader's configuration starts its kernels with it (grader/nbgrader_config.py):
+nbgrader's configuration starts its kernels with it (grader/nbgrading/nbgrader_config.py):
 
     from gptcourse.checking.kernel_memory import kernel_arguments
     c.Execute.extra_arguments = kernel_arguments(memory_mb=2048)
@@ -28,7 +28,7 @@ class KernelMemoryCap(Configurable):
     """The kernel's side of the cap: its size, read from the kernel's command line."""
 
     memory_mb = Integer(
-        2048,  # the course grader's default (grader.engine.Settings.memory_mb, --memory-mb)
+        2048,  # the course grader's default (grader.grading.engine.Settings.memory_mb, --memory-mb)
         help="MB of memory the kernel may use beyond what it holds once torch is loaded (0: no cap)",
     ).tag(config=True)
 

@@ -1,7 +1,7 @@
 """The grading worker host: where graded student code runs, one task at a time.
 
 The grader (`python -m grader grade`) starts one host per parallel job, inside a bubblewrap
-sandbox when it can (see grader/sandbox.py), and talks to it over the host's stdin and stdout
+sandbox when it can (see grader/grading/sandbox.py), and talks to it over the host's stdin and stdout
 in length-prefixed frames. The host imports torch once; for each job it forks a child that
 runs the course setup, the earlier tasks' reference code and the student's cell, probes the
 cases and writes plain observations to a pipe. The host then:
@@ -13,7 +13,7 @@ cases and writes plain observations to a pipe. The host then:
 - only then answers the grader, with the child's message as raw bytes, size-capped.
 
 Nothing here decides a grade, and the grader trusts nothing the host sends: it checks every
-message against a schema (grader/pool.py). This module lives in the public package because
+message against a schema (grader/grading/pool.py). This module lives in the public package because
 the sandbox holds no grader code at all: the hidden cases, the reference of the task being
 graded and the expected outputs never enter it.
 """

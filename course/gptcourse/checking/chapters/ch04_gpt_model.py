@@ -18,7 +18,7 @@ from gptcourse.checking.judge import tolerances
 
 CHAPTER = "04_gpt_model"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = ()
 
 

@@ -1,0 +1,2 @@
+"""What leaves the grader once a run has graded: the gradebook and feedback (report), the class
+report (class_report), gradebook files for an LMS (exports) and a Gradescope autograder (gradescope)."""
