@@ -36,7 +36,7 @@ its operands renamed it is `_ < _`, which matches every comparison; and the fini
 spelled out in prose. Those are for the author and the reviewer: the authoring rule is in
 docs/authoring.md. A bare call without arguments (`model.eval()`, `torch.no_grad()`) and a
 function named without its arguments (`torch.chunk`) are allowed, as is everything in the task
-text above the hints (the signature, the attributes and calls the spec pins down).
+text above the hints (the signature, the attributes and calls the contract pins down).
 """
 import ast
 import copy
