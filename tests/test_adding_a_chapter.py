@@ -1,5 +1,5 @@
 """Adding a chapter touches five things of its own, one line of the course table and its contract
-entry (issues 26 and 35).
+entry.
 
 A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly what
 docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:

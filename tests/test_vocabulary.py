@@ -1,5 +1,5 @@
 """One word per meaning: what docs/authoring.md's vocabulary says a thing is never called does
-not come back.
+not come back; and no file cites this project's issue tracker, which a clone cannot read.
 
 The table "Words, as the code uses them" is the one source: its last column lists, per word, the
 words it replaced. A quoted one ("...") must not appear, as a word of its own or its plural, in
@@ -7,6 +7,10 @@ what people read about the course's machinery: its code, the tests, the benchmar
 (not the corpus of student code, and not the notebooks, whose teaching text is about language
 models, not about this code). A name in backquotes must not come back as a name (a parameter or a
 variable) in gptcourse.checking's code.
+
+A note that says why the code is as it is says so in its own words: "issue 24" or "the issue's
+target" points to a tracker that a clone of the repository does not have. Another project's issue
+is cited by its address (github.com/OWNER/NAME/issues/N), which stays readable.
 """
 import ast
 import re
@@ -21,6 +25,13 @@ LEFT_OUT = ("tests/test_vocabulary.py",)  # this file names them to test the sca
 STUDENT_CODE = ("tests/corpus/", ".py")  # the corpus's cells (its README is about the machinery)
 # Other projects' words spelled like a retired one, allowed where they are, exactly as written.
 FOREIGN = {"docs/grading.md": ("spec:",)}  # the field of a Kubernetes resource (the Dask operator's example)
+
+# Citations of this project's tracker, and where they are looked for: what people read, the
+# notebooks, and the build and CI files.
+TRACKER_CITATION = re.compile(r"(?<![\w/])(?:issues?\s+#?\d+|the\s+issue\b)", re.IGNORECASE)
+CITED_IN = READ + [("solutions", (".ipynb",)), ("course", (".ipynb",)), (".ci", ("",)),
+                   ("grader/gradescope_scripts", ("",)), (".", ("Makefile", ".yml", ".toml")),
+                   ("course", ("pyproject.toml",))]
 
 
 def vocabulary_rows(text):
@@ -80,6 +91,18 @@ def places_using(words, root):
     return found
 
 
+def tracker_citations(root):
+    """['path:line: citation'] for every citation of this project's issue tracker (one may run
+    over a line break)."""
+    found = []
+    for relative, path in files_people_read(root, CITED_IN):
+        text = path.read_text(encoding="utf-8")
+        for m in TRACKER_CITATION.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{relative}:{line}: {' '.join(m.group(0).split())}")
+    return found
+
+
 def names_bound(source, names):
     """[(line, name)] where the code binds one of `names`: a parameter, or an assignment."""
     bound = []
@@ -105,6 +128,11 @@ def test_the_vocabulary_says_what_the_words_replaced():
 def test_no_retired_word_comes_back():
     found = places_using(retired_words(rows()), REPO)
     assert not found, "words the vocabulary (docs/authoring.md) retired:\n" + "\n".join(found[:40])
+
+
+def test_no_file_cites_the_issue_tracker():
+    found = tracker_citations(REPO)
+    assert not found, "say what is meant instead of citing an issue:\n" + "\n".join(found[:40])
 
 
 def test_the_probe_is_never_bound_to_a_retired_name_in_the_checking_code():
@@ -133,3 +161,15 @@ def test_a_retired_word_is_found_as_a_word_of_its_own(tmp_path):
     (tmp_path / "docs" / "grading.md").write_text("kind: DaskCluster\nspec:\n  worker:\n    spec: {}\n# a spec\n")
     assert places_using(["spec"], tmp_path) == [
         "docs/grading.md:5: spec", "docs/notes.md:1: spec", "docs/notes.md:1: specs", "docs/notes.md:1: Spec"]
+
+
+def test_the_citation_scan_finds_what_it_looks_for(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text(
+        "As issue 24 asks.\nSee issues 26 and 35, Issue #7.\nThe issue's target.\n"
+        "github.com/jupyter/nbgrader/issues/530 is another project's.\nA tissue 3 cm wide.\nRuns all issue\n"
+        "24 measures.\n")
+    (tmp_path / "Makefile").write_text("# the issue says so\n")
+    assert tracker_citations(tmp_path) == [
+        "docs/notes.md:1: issue 24", "docs/notes.md:2: issues 26", "docs/notes.md:2: Issue #7",
+        "docs/notes.md:3: The issue", "docs/notes.md:6: issue 24", "Makefile:1: the issue"]

@@ -115,7 +115,7 @@ def test_the_gpt2_124m_configuration_has_gpt2_s_parameter_count():
 
 
 # ------------------------------------------------------------------------------------------
-# The training loops' known mistakes come from the reference loop (issue 35)
+# The training loops' known mistakes come from the reference loop, not from hand copies of it
 # ------------------------------------------------------------------------------------------
 
 LOOPS = ("train_model_simple", "train_model")

@@ -1,5 +1,5 @@
 """benchmarks/class_bench.py's parts (benchmarks/classbench/): the class it builds is the one it
-plans, and no benchmark patches a private name of the code it measures (issue 35: --profile
+plans, and no benchmark patches a private name of the code it measures (--profile once
 replaced WorkerPool._handle; it now uses the pool's public reply_observers)."""
 import ast
 import json
