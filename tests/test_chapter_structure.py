@@ -35,7 +35,7 @@ def test_shared_code_names_no_task(path):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_each_chapter_has_its_public_and_grader_s_module(chapter):
-    """Each side of a chapter ends with one spec per task: the public chapter module's TaskSpec
+    """Each side of a chapter ends with one SPECS entry per task: the public chapter module's TaskSpec
     (probes, hints) and the grader's chapter module's GraderSpec (cases, known mistakes), for
     exactly the course table's tasks."""
     from gptcourse.checking.chapters import TaskSpec
@@ -46,15 +46,15 @@ def test_each_chapter_has_its_public_and_grader_s_module(chapter):
     assert set(public.SPECS) == ids and set(graders.SPECS) == ids
     for task in tasks_of(chapter):
         assert task.chapter == chapter
-        spec, grader_spec = public.SPECS[task.id], graders.SPECS[task.id]
-        assert isinstance(spec, TaskSpec) and isinstance(grader_spec, GraderSpec), task.id
+        task_spec, grader_spec = public.SPECS[task.id], graders.SPECS[task.id]
+        assert isinstance(task_spec, TaskSpec) and isinstance(grader_spec, GraderSpec), task.id
         kinds_used = {case.kind for case in hidden_cases(task.id, 1)}
-        assert kinds_used and kinds_used <= set(spec.probes), task.id
+        assert kinds_used and kinds_used <= set(task_spec.probes), task.id
         assert grader_spec.mistakes(), f"task {task.id} has no known mistakes"
 
 
 def test_no_chapter_module_keeps_a_table_per_fact():
-    """What a task is lives in its spec: the tables keyed by task id that the specs replaced
+    """What a task is lives in its SPECS entries: the tables keyed by task id that they replaced
     (PROBES and HINTS on the public side, _PUBLIC, _HIDDEN, _MISTAKES and the functions that
     looked a task up in them on the grader's side) must not come back beside them."""
     from grader.chapters import chapter_module as graders_module

@@ -1,4 +1,4 @@
-"""The course's contract lives in the repository (issue 35).
+"""The course's contract lives in the repository.
 
 A clone used to have no description of what each task must do: the code pointed at a file in
 a folder beside the checkout, which a clone does not have. Now gptcourse/checking/contract.py

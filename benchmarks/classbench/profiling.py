@@ -52,8 +52,9 @@ def profiled_jobs(profile_path, seed, device):
     """One job per task (the reference solution as the student's cell), each run twice in this
     process (the first warms up lazily initialised parts, as the worker host's warm-up does) and
     the second under cProfile: {task: {total, student_cell, probes}} and the combined stats."""
-    from gptcourse.checking import probes, worker_host
+    from gptcourse.checking import probes
     from gptcourse.checking.tasks import TASKS
+    from gptcourse.checking.worker_host import job as worker_job
     from grader.grading import engine, pool
 
     pool.prepare_tokenizer_files()  # as the worker pool does before starting its hosts
@@ -67,17 +68,17 @@ def profiled_jobs(profile_path, seed, device):
         job = engine.worker_job(task.id, source, manifest, expectations.cases(task.id), settings)
         with tempfile.TemporaryDirectory() as scratch:
             os.chdir(scratch)  # a host's child runs in its scratch folder too
-            worker_host.run_job(job, scratch)
+            worker_job.run_job(job, scratch)
             profiler = cProfile.Profile()
             start = time.perf_counter()
-            profiler.runcall(worker_host.run_job, job, scratch)
+            profiler.runcall(worker_job.run_job, job, scratch)
             total = time.perf_counter() - start
             os.chdir(REPO)
         stats = pstats.Stats(profiler)
         cumulative = {func[2]: row[3] for func, row in stats.stats.items()
-                      if (func[2] == "_exec_student_cell" and func[0] == worker_host.__file__)
+                      if (func[2] == "exec_student_cell" and func[0] == worker_job.__file__)
                       or (func[2] == "observe" and func[0] == probes.__file__)}
-        split[task.id] = {"total": total, "student_cell": cumulative.get("_exec_student_cell", 0.0),
+        split[task.id] = {"total": total, "student_cell": cumulative.get("exec_student_cell", 0.0),
                           "probes": cumulative.get("observe", 0.0)}
         combined = stats if combined is None else combined.add(stats)
     combined.dump_stats(profile_path)

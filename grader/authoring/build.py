@@ -54,7 +54,7 @@ def chapter_manifest(chapter):
         elif conventions.is_kind(grade_id, conventions.CHECK):
             task = task_of_cell(grade_id)
             tasks.setdefault(task.id, {})["points"] = conventions.nbgrader_metadata(cell)["points"]
-            tasks[task.id]["check_source"] = conventions.without_hidden_tests(cell.source)
+            tasks[task.id]["check_source"] = conventions.without_hidden_tests(cell.source).strip("\n") + "\n"
     expected = [task.id for task in tasks_of(chapter)]
     if sorted(tasks) != sorted(expected) or any(len(t) != 3 for t in tasks.values()):
         raise ValueError(f"{master_path(chapter)}: expected a solution cell and a check cell for "

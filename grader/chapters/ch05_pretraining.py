@@ -281,7 +281,7 @@ def _for_device(case, device):
 
 def _extras_5_7(case):
     """train_model: the book clips from the step after warmup, the reference from the step at its
-    end; the spec's "after warmup" allows both, so the book's run is an accepted alternative."""
+    end; the contract's "after warmup" allows both, so the book's run is an accepted alternative."""
     if case.kind == "train":
         return {"internals/alternatives": [_observe_training(case, _train_model_with(clip_from="after_warmup"))]}
     return {}
@@ -430,7 +430,7 @@ def _mistakes_5_3():
         return total / n
 
     return [
-        ("each token is weighted equally: the spec's loss is the mean of the batch losses (a partial last "
+        ("each token is weighted equally: the task's loss is the mean of the batch losses (a partial last "
          "batch counts as much as a full one)", token_weighted),
         ("the sum is divided by len(data_loader), not by the number of batches used", divides_by_loader_length),
         ("num_batches is larger than the loader here, and the sum of the loader's batches is divided by "

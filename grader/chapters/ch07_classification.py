@@ -4,7 +4,7 @@ cases and its known mistakes.
 - 7.1: small DataFrames of made-up messages (each text unique, so a row is known by its
   content), with an index that is not 0, 1, 2, ... (as after balancing). Split sizes are
   chosen where int() and round() differ and where the test part is not
-  int(len * test_frac). The spec's "split by fraction" also reads as cumulative cuts,
+  int(len * test_frac). The contract's "split by fraction" also reads as cumulative cuts,
   int(len * train_frac) and int(len * (train_frac + validation_frac)) (np.split's idiom):
   that reading is an accepted alternative (expectation_extras).
 - 7.2: CSV files with commas, quotes, line breaks and non-ASCII text; max_length None, shorter

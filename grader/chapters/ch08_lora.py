@@ -156,7 +156,7 @@ def _mistakes_8_1():
         ("A is drawn from a normal distribution: kaiming_uniform_ draws uniformly",
          subclass_with("8.1", __init__=init_normal)),
         ("the update is not scaled by alpha: alpha * (x @ A @ B)", subclass_with("8.1", forward=no_alpha)),
-        ("the update is scaled by alpha / rank (the LoRA paper's scaling): this spec's update is "
+        ("the update is scaled by alpha / rank (the LoRA paper's scaling): this task's update is "
          "alpha * (x @ A @ B)", subclass_with("8.1", forward=alpha_over_rank)),
     ]
 

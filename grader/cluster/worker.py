@@ -2,7 +2,7 @@
 to each worker of a Dask distributed cluster, and nothing else.
 
 A Dask worker runs jobs exactly as the grading machine does without a cluster: each job in a
-worker host (gptcourse/checking/worker_host.py) on this machine, in the same sandbox
+worker host (gptcourse/checking/worker_host/) on this machine, in the same sandbox
 (bubblewrap, or none) and with the same time and memory limits, through the same pool of hosts
 (grader/grading/pool.py), one host per Dask worker process. It sends back the host's reply as it came:
 the grading process checks it (pool.outcome_of) and judges it, as it does its own hosts'. A job

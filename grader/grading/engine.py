@@ -1,7 +1,7 @@
 """The grading engine: submissions in, grades.csv / grades.json / feedback out.
 
 For every (submission, task) a worker process runs the student's task cell and the task's
-probes (gptcourse/checking/worker_host.py). This process only compares the returned observations with the
+probes (gptcourse/checking/worker_host/). This process only compares the returned observations with the
 reference's (computed here, never in a process that ran student code). A crash, hang,
 exit or memory bomb ends only its own worker. Results are appended to results.jsonl as
 they arrive, so an interrupted batch resumes where it stopped.

@@ -1,6 +1,6 @@
 """The grader's side of the worker hosts: a pool of hosts, and what it accepts from them.
 
-Each host (gptcourse/checking/worker_host.py) runs one job at a time; the pool keeps `jobs` hosts
+Each host (the package gptcourse/checking/worker_host/) runs one job at a time; the pool keeps `jobs` hosts
 busy, restarts a host that dies (student code may kill it), and turns every reply into an
 *outcome* for the verdict:
 
@@ -27,7 +27,8 @@ from collections import deque
 
 import numpy as np
 
-from gptcourse.checking import records, worker_host
+from gptcourse.checking import records
+from gptcourse.checking.worker_host import frames
 from grader.grading import sandbox
 
 MAX_MESSAGE_BYTES = 32 << 20  # what one task's observations may take, as JSON text
@@ -219,11 +220,11 @@ class Host:
         fd = self.process.stdout.fileno()
         while True:
             try:
-                frame = worker_host.read_frame(fd, MAX_MESSAGE_BYTES + (1 << 20))
+                frame = frames.read_frame(fd, MAX_MESSAGE_BYTES + (1 << 20))
                 reply = json.loads(frame)
                 if not isinstance(reply, dict):
                     reply = {"outcome": None}
-            except (worker_host.ChannelClosed, OSError, ValueError, RecursionError) as exc:
+            except (frames.ChannelClosed, OSError, ValueError, RecursionError) as exc:
                 self.replies.put((self, {"closed": str(exc)}))
                 return
             self.replies.put((self, reply))
@@ -233,7 +234,7 @@ class Host:
         self.sent_at = time.monotonic()
         self.deadline = self.sent_at + timeout + GRACE
         try:
-            worker_host.write_frame(self.process.stdin.fileno(), records.dumps(request).encode())
+            frames.write_frame(self.process.stdin.fileno(), records.dumps(request).encode())
         except OSError:
             pass  # the host is gone: its reader thread reports that
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from gptcourse.checking import worker_host
+from gptcourse.checking.worker_host import processes
 from grader.paths import ROOT
 
 # What graded code could want from the rest of the machine (read-only): the system's
@@ -46,7 +46,7 @@ def choose(option):
     """The isolation level for --sandbox OPTION; raises SystemExit when bwrap is asked for but unusable."""
     if option not in ("auto", "bwrap", "none"):
         raise SystemExit(f"--sandbox must be auto, bwrap or none, not {option!r}")
-    reaper = worker_host.become_reaper()
+    reaper = processes.become_reaper()
     if option in ("auto", "bwrap"):
         problem = bwrap_problem()
         if problem is None:
@@ -183,4 +183,4 @@ def _outermost(paths):
 
 def end_stray_processes(keep=()):
     """End every descendant of the grader except the worker hosts in `keep` (and theirs)."""
-    return worker_host.end_descendants(os.getpid(), keep=keep)
+    return processes.end_descendants(os.getpid(), keep=keep)

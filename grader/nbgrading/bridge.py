@@ -28,7 +28,7 @@ from gptcourse.checking.memory import allocation_failed, kernel_cap_mb
 from gptcourse.checking.probes import ProbeContext, observe
 from gptcourse.checking.selfcheck import defer_to_hidden_tests
 from gptcourse.checking.tasks import carried_tasks, get_task
-from gptcourse.checking.worker_host import code_files, where_stopped
+from gptcourse.checking.worker_host.where import code_files, where_stopped
 from grader.grading.engine import Expectations, Settings, devices_for
 from grader.paths import TIMEOUT_ENV_VAR
 from grader.reference import reference_object
@@ -94,7 +94,7 @@ class _OutOfTime(BaseException):
 @contextlib.contextmanager
 def _time_limit(seconds, code_files):
     """Raise _OutOfTime inside the block after `seconds`; the dict it yields then says where the
-    code was ({"line": n, "step": ...}, see worker_host.where_stopped). Only in the main thread
+    code was ({"line": n, "step": ...}, see gptcourse/checking/worker_host/where.py). Only in the main thread
     of a process that has SIGALRM (a kernel's cells run there); elsewhere there is no limit and
     nbgrader's own cell timeout stops the cell."""
     where = {}

@@ -5,7 +5,7 @@
                                 [--visibility visible|after_due_date|after_published|hidden]
 
 The zip follows Gradescope's autograder specification (gradescope-autograders.readthedocs.io,
-"Autograder Specifications"; the same text is docs/specs.md of github.com/gradescope/autograder_samples):
+"Autograder Specifications"; the same text is in the docs folder of github.com/gradescope/autograder_samples):
 `setup.sh` and `run_autograder` at its root. Gradescope unpacks the zip into /autograder/source,
 runs setup.sh once when it builds the image, and for every submission puts the student's files
 into /autograder/submission/ and runs /autograder/run_autograder (working directory /autograder),

@@ -159,7 +159,7 @@ def test_zip_holds_the_scripts_grader_reference_and_data(autograder_zip):
     # Gradescope's two files, at the root, executable.
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
     assert {"grader/grading/engine.py", "grader/reference/manifest.json", "grader/grading/expectations.py",
-            "course/pyproject.toml", "course/gptcourse/checking/worker_host.py"} <= names
+            "course/pyproject.toml", "course/gptcourse/checking/worker_host/__main__.py"} <= names
     assert any(n.startswith("course/gptcourse/checking/fixtures/") and n.endswith(".json") for n in names)
     assert settings["chapters"] == list(CHAPTERS) and settings["seed"] == SEED
     # Nothing the autograder does not need: no masters, no notebooks, no caches.

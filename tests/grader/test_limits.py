@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from gptcourse.checking import findings
-from gptcourse.checking.worker_host import where_stopped
+from gptcourse.checking.worker_host.where import where_stopped
 from grader.grading import pool
 from grader.outputs.class_report import mistake_of
 from grader.grading.verdict import memory_exhausted, requested_bytes, timeout_verdict, verdict
@@ -88,7 +88,7 @@ def test_where_stopped_finds_the_innermost_line_of_the_students_cell_and_the_pro
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
 def test_the_hidden_tests_time_limit_in_a_kernel_stops_a_loop_and_says_where():
-    from gptcourse.checking.worker_host import code_files
+    from gptcourse.checking.worker_host.where import code_files
     from grader.nbgrading.bridge import _OutOfTime, _time_limit
 
     source = "def spin(x):\n    i = 0\n    while i < 3:\n        x = x + 1\n    return x\n"

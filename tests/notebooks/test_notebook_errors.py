@@ -125,7 +125,7 @@ PROBE_CELLS = {
     "ungraded_stub": "def helper():\n    raise NotImplementedError()\nhelper()",
     "unknown_name": "print(no_such_variable)",
     # A cell that stops for another reason keeps its traceback; the cells after it that need what
-    # it did not define say so in one line, down the chain (issue 27: three NameErrors after one error).
+    # it did not define say so in one line, down the chain (not three NameErrors after one error).
     "stops_early": "ids = [1, 2, 3]\nhistory = ids[5]",
     "needs_what_it_left_out": "print(history)",
     "needs_it_too": "total = history + 1",

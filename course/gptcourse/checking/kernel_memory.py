@@ -2,7 +2,7 @@
 
 Without a cap, one cell that allocates without end takes the machine, and on a JupyterHub every
 other user's kernels with it. The course grader caps each task's process with RLIMIT_DATA, at
-what the process uses once torch is loaded plus `--memory-mb` (worker_host.limit_memory); this
+what the process uses once torch is loaded plus `--memory-mb` (worker_host/memory_limit.py); this
 extension sets the same cap in the kernel as it starts, before any cell runs. An allocation
 beyond it then fails in the student's code (MemoryError, torch's "can't allocate memory"), and
 the check cell says so with the course grader's words (gptcourse/checking/memory.py).
@@ -53,7 +53,7 @@ def load_ipython_extension(ipython):
 
     if torch.cuda.is_available():
         torch.cuda.init()  # before the cap, as the course grader does: the CUDA runtime maps a lot of memory
-    from .worker_host import limit_memory
+    from .worker_host.memory_limit import limit_memory
 
     limit_memory(memory_mb)
     memory.record_kernel_cap(memory_mb)

@@ -597,7 +597,7 @@ SPECS = {
         hints=(_checkpoint_hint,)),
     "5.6": TaskSpec(
         probes={"load": kinds.Function(load_weights_arguments, outputs=(), also=record_loaded_model, device_pass=False),
-                # Any exception will do (the spec); naming the tensor is the task text's advice, not graded.
+                # Any exception will do (the contract); naming the tensor is the task text's advice, not graded.
                 "mismatch": kinds.RaisesOnCall(load_weights_arguments, messages={
                     "raised": "a checkpoint tensor of the wrong shape was copied without complaint: compare each "
                               "tensor's shape with the parameter it replaces and raise an error (one that names "
