@@ -7,6 +7,9 @@
     python -m grader report DIR     (rebuilds DIR/report.html, the class report)
     python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
     python -m grader push-nbgrader DIR --db URL --assignment NAME [--course-dir COURSE]
+    python -m grader push-lms DIR --platform PLATFORM.json [--chapter NAME] [--roster CSV] [--dry-run]
+                                 (the chapter scores into the LMS over LTI 1.3; docs/grading.md)
+    python -m grader lms-keys --key KEY.pem   (the tool's key pair for the LMS; prints its public half)
     python -m grader regrade DIR (--student ID... | --task T... | --everyone) [PATH...]
     python -m grader gradescope --out autograder.zip [--chapters CH...]   (a Gradescope autograder)
     python -m grader where TASK     (what the task must do and where its pieces live: docs/contract.md)
@@ -21,10 +24,12 @@ from grader.grading import gradefolder
 
 # The commands other modules own (each has add_parser(commands) and main(args)). A module is
 # imported only when its command is named (or for the full --help): build and workshop import
-# nbformat and nbgrader, which a grade run does not need.
+# nbformat and nbgrader, which a grade run does not need. A module may own several commands: its
+# add_parser adds them all, and its main reads args.command.
 MODULES = {"build": "grader.authoring.build", "workshop": "grader.authoring.workshop", "export": "grader.outputs.exports",
            "push-nbgrader": "grader.nbgrading.push", "regrade": "grader.grading.regrade", "gradescope": "grader.outputs.gradescope",
-           "where": "grader.authoring.contract", "hub": "grader.hub.commands"}
+           "where": "grader.authoring.contract", "hub": "grader.hub.commands",
+           "push-lms": "grader.outputs.lms", "lms-keys": "grader.outputs.lms"}
 
 
 def main(argv=None):
@@ -54,7 +59,7 @@ def main(argv=None):
     named = [name for name in argv[:1] if name in MODULES]
     wanted = named or ([] if argv[:1] in (["grade"], ["report"]) else list(MODULES))
     more = {name: importlib.import_module(MODULES[name]) for name in wanted}
-    for module in more.values():
+    for module in dict.fromkeys(more.values()):  # once per module: argparse refuses a command added twice
         module.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command in more:
