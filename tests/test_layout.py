@@ -49,3 +49,10 @@ def test_only_grader_paths_finds_the_checkout_from_its_own_file():
     found = [str(p.relative_to(REPO)) for p in sorted(GRADER.rglob("*.py"))
              if p.name != "paths.py" and "dirname(os.path.dirname(os.path.abspath(__file__)))" in p.read_text()]
     assert not found, f"{found}: use grader.paths.ROOT"
+
+
+def test_the_readme_s_map_of_the_repository_names_every_part_of_the_grader():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("## Repository"):]
+    missing = [part for part in sorted(PARTS) if f"\n  {part}/" not in block]
+    assert not missing, f"README.md's '## Repository' map lacks grader/'s {missing}"
