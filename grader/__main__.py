@@ -7,6 +7,7 @@
     python -m grader report DIR     (rebuilds DIR/report.html, the class report)
     python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
     python -m grader push-nbgrader DIR --db URL --assignment NAME [--course-dir COURSE]
+    python -m grader similarity DIR [--reference FOLDER ...]   (the pairs of students whose task cells are alike)
     python -m grader regrade DIR (--student ID... | --task T... | --everyone) [PATH...]
     python -m grader gradescope --out autograder.zip [--chapters CH...]   (a Gradescope autograder)
     python -m grader where TASK     (what the task must do and where its pieces live: docs/contract.md)
@@ -24,7 +25,7 @@ from grader import gradefolder
 # nbformat and nbgrader, which a grade run does not need.
 MODULES = {"build": "grader.build", "workshop": "grader.workshop", "export": "grader.exports",
            "push-nbgrader": "grader.nbgrader_push", "regrade": "grader.regrade", "gradescope": "grader.gradescope",
-           "where": "grader.contract", "hub": "grader.hub"}
+           "where": "grader.contract", "hub": "grader.hub", "similarity": "grader.outputs.similarity"}
 
 
 def main(argv=None):
@@ -50,7 +51,8 @@ def main(argv=None):
     # The class report (grader/class_report.py), rebuilt from a grade run's files.
     rp = commands.add_parser("report", help="rebuild DIR/report.html from DIR/grades.json and DIR/run.json")
     rp.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
-    # Build, workshop, gradebook exports, nbgrader push, regrading, Gradescope, where: see MODULES.
+    # Build, workshop, gradebook exports, nbgrader push, regrading, Gradescope, where, hub,
+    # similarity: see MODULES.
     named = [name for name in argv[:1] if name in MODULES]
     wanted = named or ([] if argv[:1] in (["grade"], ["report"]) else list(MODULES))
     more = {name: importlib.import_module(MODULES[name]) for name in wanted}

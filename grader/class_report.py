@@ -6,7 +6,10 @@ so it opens offline and can be mailed or archived. It shows:
 - scores per chapter (a histogram each) and, per task, the share of students by status;
 - per task, the most frequent mistakes and how many students made each;
 - the tasks and submissions that took longest;
-- the submissions that errored, timed out, ran out of memory or could not be read, linked to their feedback.
+- the submissions that errored, timed out, ran out of memory or could not be read, linked to their feedback;
+- similar work, when `python -m grader similarity DIR` has compared the class (DIR/similarity.json,
+  grader/outputs/similarity.py): per task, the pairs of students whose cells are alike, and apart
+  from them the cells that match a reference folder, each linked to its side-by-side page.
 
 Mistakes are grouped by a label made from each record's finding (the verdict as fields,
 gptcourse/checking/findings.py; see `mistake_of`): the known mistake the grader recognised, else the
@@ -20,6 +23,7 @@ import base64
 import datetime
 import html
 import io
+import json
 import os
 import re
 import statistics
@@ -354,6 +358,7 @@ def render(records, out_dir, run, now=None):
         parts.append(_mistake_section(task_ids, tasks))
         parts.append(_timing_section(task_ids, tasks, submissions))
         parts.append(_problem_section(submissions, out_dir))
+        parts.append(_similarity_section(records, out_dir))
     else:
         parts.append("<p>No task records: nothing was graded.</p>")
     parts.append("</main></body></html>\n")
@@ -399,7 +404,7 @@ def _header(records, submissions, tasks, out_dir, run, now):
     rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     nav = ("<nav class=\"small\"><a href=\"#scores\">Scores</a><a href=\"#chapters\">Chapters</a>"
            "<a href=\"#tasks\">Tasks</a><a href=\"#mistakes\">Mistakes</a><a href=\"#timing\">Timing</a>"
-           "<a href=\"#problems\">Errors and rejections</a></nav>")
+           "<a href=\"#problems\">Errors and rejections</a><a href=\"#similarity\">Similar work</a></nav>")
     return f"<h1>Class report</h1>{nav}<dl class=\"facts\">{rows}</dl>"
 
 
@@ -549,3 +554,133 @@ def _problem_section(submissions, out_dir):
             "or could not be read. The links open their feedback files (relative to this report).</p>"
             "<table><tr><th>submission</th><th>what</th><th>first problem</th><th>feedback</th></tr>"
             + "".join(rows) + "</table>")
+
+
+# ------------------------------------------------------------------------------------------
+# Similar work: DIR/similarity.json, written by `python -m grader similarity DIR`
+# ------------------------------------------------------------------------------------------
+
+def read_similarity(out_dir):
+    """DIR/similarity.json as a dict; None when it is missing; a str saying why when it cannot be
+    used. Anyone could have written the file (student code, where there was no sandbox): its
+    fields are checked where they are used, and every text is escaped."""
+    path = os.path.join(out_dir, gradefolder.SIMILARITY)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"{path} could not be read ({type(exc).__name__})"
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        return f"{path} is not what `python -m grader similarity` writes"
+    return data
+
+
+def _matches(entry, key):
+    """The well-formed matches of a task entry of similarity.json."""
+    found = []
+    for match in entry.get(key) if isinstance(entry.get(key), list) else []:
+        if not isinstance(match, dict):
+            continue
+        shares = match.get("shares")
+        if (isinstance(match.get("first"), str) and isinstance(match.get("second"), str)
+                and isinstance(shares, list) and len(shares) == 2
+                and all(s is None or (isinstance(s, (int, float)) and not isinstance(s, bool)) for s in shares)
+                and isinstance(shares[0], (int, float)) and isinstance(match.get("shared_tokens"), int)):
+            found.append(match)
+    return found
+
+
+def _page_link(match, text):
+    """A link to a match's side-by-side page; only a page inside DIR/similarity/ is linked."""
+    page = match.get("page")
+    prefix = gradefolder.SIMILARITY_PAGES + "/"
+    if not isinstance(page, str) or not page.startswith(prefix) or ".." in page.split("/"):
+        return _e(text)
+    return f"<a href=\"{_e(urllib.parse.quote(page))}\">{_e(text)}</a>"
+
+
+def _percentage(value):
+    """A share (0 to 1) as a percentage; "—" for None (no share), "?" for what is not a number."""
+    if value is None:
+        return "—"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{100 * value:.0f}%"
+    return "?"
+
+
+def _stale_note(data, records):
+    """A warning when the notebooks compared are not the notebooks graded (a grade or regrade since)."""
+    compared = data.get("notebooks") if isinstance(data.get("notebooks"), dict) else {}
+    differ = sorted({str(r.get("submission")) for r in records
+                     if (compared.get(r.get("submission")) or {}).get(r.get("chapter")) != r.get("notebook_sha")})
+    notes = []
+    if differ:
+        shown = ", ".join(differ[:MAX_NAMES]) + (f" and {len(differ) - MAX_NAMES} more" if len(differ) > MAX_NAMES else "")
+        notes.append(f"The comparison below was made before the last grade run: the notebooks of {shown} are not "
+                     f"those compared. Run python -m grader similarity again.")
+    changed = data.get("changed_since_grading")
+    if isinstance(changed, list) and changed:
+        notes.append(f"{len(changed)} notebook(s) changed on disk after grading; the comparison used the files as they "
+                     f"were then: {', '.join(map(str, changed[:MAX_NAMES]))}.")
+    return "".join(f"<p class=\"small\"><strong>Note:</strong> {_e(n)}</p>" for n in notes)
+
+
+def _similarity_section(records, out_dir):
+    head = "<h2 id=\"similarity\">Similar work</h2>"
+    data = read_similarity(out_dir)
+    if data is None:
+        return (f"{head}<p>Not computed. <code>python -m grader similarity {_e(out_dir)}</code> compares the "
+                f"students' task cells, task by task, and lists here the pairs whose cells are alike.</p>")
+    if isinstance(data, str):
+        return f"{head}<p>{_e(data)}</p>"
+    rules = data.get("rules") if isinstance(data.get("rules"), dict) else {}
+    tasks = [t for t in data["tasks"] if isinstance(t, dict) and isinstance(t.get("task"), str)]
+    pair_rows, reference_rows = [], []
+    for entry in tasks:
+        for match in _matches(entry, "pairs"):
+            pair_rows.append(
+                f"<tr class=\"pair\"><td>{_e(entry['task'])}</td><td>{_e(match['first'])}</td><td>{_e(match['second'])}"
+                f"</td><td class=\"num\">{_percentage(match['shares'][0])}</td><td class=\"num\">{_percentage(match['shares'][1])}"
+                f"</td><td class=\"num\">{match['shared_tokens']}</td><td>{_page_link(match, 'side by side')}</td></tr>")
+        for match in _matches(entry, "references"):
+            reference_rows.append(
+                f"<tr class=\"reference\"><td>{_e(entry['task'])}</td><td>{_e(match['first'])}</td>"
+                f"<td>{_e(match['second'])}</td><td class=\"num\">{_percentage(match['shares'][0])}</td>"
+                f"<td class=\"num\">{match['shared_tokens']}</td><td>{_page_link(match, 'side by side')}</td></tr>")
+    how = (f"Each student's task cell was compared with every other student's cell of the same task "
+           f"({_e(data.get('library', 'copydetect'))}: names, strings, comments and layout do not matter). Never "
+           f"counted: the release notebook's own code (stubs, signatures, imports), and passages that at least "
+           f"{_e(rules.get('common_cells', '?'))} students and {_e(_percentage(rules.get('common_share', '?')))} "
+           f"of the class wrote alike (the usual way of writing them). A pair is listed when what its cells still "
+           f"share is at least {_e(rules.get('min_shared_tokens', '?'))} tokens and at least "
+           f"{_e(_percentage(rules.get('threshold', '?')))} of one "
+           f"cell's own code: a short answer that many write alike is never listed. Alike is a reason to look and to "
+           f"talk with the students, not proof of copying.")
+    parts = [head, _stale_note(data, records), f"<p class=\"small muted\">{how}</p>"]
+    compared = sum(1 for t in tasks if isinstance(t.get("cells"), int) and t["cells"] > 1)
+    flagged = sum(1 for t in tasks if _matches(t, "pairs"))
+    if pair_rows:
+        parts.append(f"<h3>Pairs of students</h3><p>{len(pair_rows)} pair{'s' if len(pair_rows) != 1 else ''} in "
+                     f"{flagged} of the {compared} tasks compared; the "
+                     f"shares are how much of each cell's own code is in the other.</p>"
+                     "<table class=\"similar\"><tr><th>task</th><th>student</th><th>student</th><th class=\"num\">"
+                     "first's share</th><th class=\"num\">second's share</th><th class=\"num\">shared tokens</th>"
+                     "<th>page</th></tr>" + "".join(pair_rows) + "</table>")
+    else:
+        parts.append(f"<h3>Pairs of students</h3><p>None: no two students' cells of the {compared} tasks compared "
+                     f"are alike beyond what the class writes alike.</p>")
+    references = data.get("references") if isinstance(data.get("references"), list) else []
+    if references or reference_rows:
+        shown = ", ".join(map(str, references))
+        intro = (f"<h3>Matches with reference code</h3><p>Cells that share code with the reference folders "
+                 f"({_e(shown)}). A match with the book's code or last year's work is information, not an "
+                 f"accusation: it says where a cell's code comes from, and students may read the book.</p>")
+        if reference_rows:
+            parts.append(intro + "<table class=\"similar-references\"><tr><th>task</th><th>student</th><th>reference "
+                         "file</th><th class=\"num\">student's share</th><th class=\"num\">shared tokens</th>"
+                         "<th>page</th></tr>" + "".join(reference_rows) + "</table>")
+        else:
+            parts.append(intro + "<p>None: no cell shares enough with them.</p>")
+    return "\n".join(parts)
