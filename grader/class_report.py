@@ -617,7 +617,8 @@ def _stale_note(data, records):
                      if (compared.get(r.get("submission")) or {}).get(r.get("chapter")) != r.get("notebook_sha")})
     notes = []
     if differ:
-        shown = ", ".join(differ[:MAX_NAMES]) + (f" and {len(differ) - MAX_NAMES} more" if len(differ) > MAX_NAMES else "")
+        more = f" and {len(differ) - MAX_NAMES} more" if len(differ) > MAX_NAMES else ""
+        shown = ", ".join(differ[:MAX_NAMES]) + more
         notes.append(f"The comparison below was made before the last grade run: the notebooks of {shown} are not "
                      f"those compared. Run python -m grader similarity again.")
     changed = data.get("changed_since_grading")
@@ -631,56 +632,62 @@ def _similarity_section(records, out_dir):
     head = "<h2 id=\"similarity\">Similar work</h2>"
     data = read_similarity(out_dir)
     if data is None:
-        return (f"{head}<p>Not computed. <code>python -m grader similarity {_e(out_dir)}</code> compares the "
-                f"students' task cells, task by task, and lists here the pairs whose cells are alike.</p>")
+        return (f"{head}<p>Not computed. <code>python -m grader similarity DIR</code> (DIR: the folder of this "
+                f"report) compares the students' task cells, task by task, and lists here the pairs whose cells "
+                f"are alike.</p>")
     if isinstance(data, str):
         return f"{head}<p>{_e(data)}</p>"
-    rules = data.get("rules") if isinstance(data.get("rules"), dict) else {}
     tasks = [t for t in data["tasks"] if isinstance(t, dict) and isinstance(t.get("task"), str)]
-    pair_rows, reference_rows = [], []
-    for entry in tasks:
-        for match in _matches(entry, "pairs"):
-            pair_rows.append(
-                f"<tr class=\"pair\"><td>{_e(entry['task'])}</td><td>{_e(match['first'])}</td><td>{_e(match['second'])}"
-                f"</td><td class=\"num\">{_percentage(match['shares'][0])}</td><td class=\"num\">{_percentage(match['shares'][1])}"
-                f"</td><td class=\"num\">{match['shared_tokens']}</td><td>{_page_link(match, 'side by side')}</td></tr>")
-        for match in _matches(entry, "references"):
-            reference_rows.append(
-                f"<tr class=\"reference\"><td>{_e(entry['task'])}</td><td>{_e(match['first'])}</td>"
-                f"<td>{_e(match['second'])}</td><td class=\"num\">{_percentage(match['shares'][0])}</td>"
-                f"<td class=\"num\">{match['shared_tokens']}</td><td>{_page_link(match, 'side by side')}</td></tr>")
-    how = (f"Each student's task cell was compared with every other student's cell of the same task "
-           f"({_e(data.get('library', 'copydetect'))}: names, strings, comments and layout do not matter). Never "
-           f"counted: the release notebook's own code (stubs, signatures, imports), and passages that at least "
-           f"{_e(rules.get('common_cells', '?'))} students and {_e(_percentage(rules.get('common_share', '?')))} "
-           f"of the class wrote alike (the usual way of writing them). A pair is listed when what its cells still "
-           f"share is at least {_e(rules.get('min_shared_tokens', '?'))} tokens and at least "
-           f"{_e(_percentage(rules.get('threshold', '?')))} of one "
-           f"cell's own code: a short answer that many write alike is never listed. Alike is a reason to look and to "
-           f"talk with the students, not proof of copying.")
-    parts = [head, _stale_note(data, records), f"<p class=\"small muted\">{how}</p>"]
+    rules = data.get("rules") if isinstance(data.get("rules"), dict) else {}
+    folders = data.get("references") if isinstance(data.get("references"), list) else []
+    return "\n".join([head, _stale_note(data, records), _similarity_rules(data.get("library"), rules),
+                      _student_pairs(tasks), _reference_matches(tasks, folders)])
+
+
+def _similarity_rules(library, rules):
+    """How cells were compared and when a pair is listed, with the run's numbers."""
+    return (f"<p class=\"small muted\">Each student's task cell was compared with every other student's cell of the "
+            f"same task ({_e(library or 'copydetect')}: names, strings, comments and layout do not matter). Never "
+            f"counted: the release notebook's own code (stubs, signatures, imports), and passages that at least "
+            f"{_e(rules.get('common_cells', '?'))} students and {_e(_percentage(rules.get('common_share', '?')))} of "
+            f"the class wrote alike (the usual way of writing them). A pair is listed when what its cells still "
+            f"share is at least {_e(rules.get('min_shared_tokens', '?'))} tokens and at least "
+            f"{_e(_percentage(rules.get('threshold', '?')))} of one cell's own code: a short answer that many "
+            f"write alike is never listed. Alike is a reason to look and to talk with the students, not proof of "
+            f"copying.</p>")
+
+
+def _student_pairs(tasks):
+    rows = [f"<tr class=\"pair\"><td>{_e(t['task'])}</td><td>{_e(m['first'])}</td><td>{_e(m['second'])}</td>"
+            f"<td class=\"num\">{_percentage(m['shares'][0])}</td><td class=\"num\">{_percentage(m['shares'][1])}</td>"
+            f"<td class=\"num\">{m['shared_tokens']}</td><td>{_page_link(m, 'side by side')}</td></tr>"
+            for t in tasks for m in _matches(t, "pairs")]
     compared = sum(1 for t in tasks if isinstance(t.get("cells"), int) and t["cells"] > 1)
+    if not rows:
+        return (f"<h3>Pairs of students</h3><p>None: no two students' cells of the {compared} tasks compared are "
+                f"alike beyond what the class writes alike.</p>")
     flagged = sum(1 for t in tasks if _matches(t, "pairs"))
-    if pair_rows:
-        parts.append(f"<h3>Pairs of students</h3><p>{len(pair_rows)} pair{'s' if len(pair_rows) != 1 else ''} in "
-                     f"{flagged} of the {compared} tasks compared; the "
-                     f"shares are how much of each cell's own code is in the other.</p>"
-                     "<table class=\"similar\"><tr><th>task</th><th>student</th><th>student</th><th class=\"num\">"
-                     "first's share</th><th class=\"num\">second's share</th><th class=\"num\">shared tokens</th>"
-                     "<th>page</th></tr>" + "".join(pair_rows) + "</table>")
-    else:
-        parts.append(f"<h3>Pairs of students</h3><p>None: no two students' cells of the {compared} tasks compared "
-                     f"are alike beyond what the class writes alike.</p>")
-    references = data.get("references") if isinstance(data.get("references"), list) else []
-    if references or reference_rows:
-        shown = ", ".join(map(str, references))
-        intro = (f"<h3>Matches with reference code</h3><p>Cells that share code with the reference folders "
-                 f"({_e(shown)}). A match with the book's code or last year's work is information, not an "
-                 f"accusation: it says where a cell's code comes from, and students may read the book.</p>")
-        if reference_rows:
-            parts.append(intro + "<table class=\"similar-references\"><tr><th>task</th><th>student</th><th>reference "
-                         "file</th><th class=\"num\">student's share</th><th class=\"num\">shared tokens</th>"
-                         "<th>page</th></tr>" + "".join(reference_rows) + "</table>")
-        else:
-            parts.append(intro + "<p>None: no cell shares enough with them.</p>")
-    return "\n".join(parts)
+    return (f"<h3>Pairs of students</h3><p>{len(rows)} pair{'s' if len(rows) != 1 else ''} in {flagged} of the "
+            f"{compared} tasks compared; the shares are how much of each cell's own code is in the other.</p>"
+            "<table class=\"similar\"><tr><th>task</th><th>student</th><th>student</th><th class=\"num\">first's "
+            "share</th><th class=\"num\">second's share</th><th class=\"num\">shared tokens</th><th>page</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+def _reference_matches(tasks, folders):
+    """The cells that match a reference folder's code: apart from the pairs, and said to be information."""
+    rows = [f"<tr class=\"reference\"><td>{_e(t['task'])}</td><td>{_e(m['first'])}</td><td>{_e(m['second'])}</td>"
+            f"<td class=\"num\">{_percentage(m['shares'][0])}</td><td class=\"num\">{m['shared_tokens']}</td>"
+            f"<td>{_page_link(m, 'side by side')}</td></tr>"
+            for t in tasks for m in _matches(t, "references")]
+    if not folders and not rows:
+        return ""
+    intro = (f"<h3>Matches with reference code</h3><p>Cells that share code with the reference folders "
+             f"({_e(', '.join(map(str, folders)))}). A match with the book's code or last year's work is "
+             f"information, not an accusation: it says where a cell's code comes from, and students may read the "
+             f"book.</p>")
+    if not rows:
+        return intro + "<p>None: no cell shares enough with them.</p>"
+    return (intro + "<table class=\"similar-references\"><tr><th>task</th><th>student</th><th>reference file</th>"
+            "<th class=\"num\">student's share</th><th class=\"num\">shared tokens</th><th>page</th></tr>"
+            + "".join(rows) + "</table>")

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from factory import CORPUS, REPO, disguised, filled_notebook, manifest, run_grader, write_notebook
+from factory import CORPUS, REPO, benchmark, disguised, filled_notebook, manifest, run_grader, write_notebook
 from gptcourse.checking.tasks import all_tasks
 from grader import class_report, gradefolder
 from grader.outputs.similarity import Rules, find_similar, release_boilerplate, student_cell
@@ -42,7 +42,8 @@ def local_names(source):
     names = set()
     for function in (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef)):
         parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-        names |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - parameters
+        assigned = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        names |= assigned - parameters
     return names
 
 
@@ -50,14 +51,16 @@ def statements(source):
     """The statements of a cell's functions, signatures and docstrings left out: how long an answer is."""
     count = 0
     for node in ast.walk(ast.parse(source)):
-        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        docstring = (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                     and isinstance(node.value.value, str))
         if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not docstring:
             count += 1
     return count
 
 
 # The course's shortest tasks: answers of four statements or fewer (15 of the 40 tasks).
-SHORTEST = sorted((t.id for t in all_tasks() if statements(REFERENCE[t.id]) <= 4), key=lambda t: statements(REFERENCE[t]))
+SHORTEST = sorted((t.id for t in all_tasks() if statements(REFERENCE[t.id]) <= 4),
+                  key=lambda t: statements(REFERENCE[t]))
 LONGEST = sorted(REFERENCE, key=lambda t: -statements(REFERENCE[t]))[:5]
 
 
@@ -197,8 +200,9 @@ def test_the_release_notebook_s_code_never_counts():
     # The control: the same two cells with code that is not the release's in place of the setup.
     not_release = re.sub(r"0\.(\d)(\d)", r"0.\2\1", setup).replace("import math", "import math as m")
     assert not_release != setup
-    assert flagged(compare("2.4", {"ana": not_release + "\n" + corpus("2.4")["correct_additive_mask"],
-                                   "ben": not_release + "\n" + corpus("2.4")["correct_torch_where"]})) == {("ana", "ben")}
+    shared_not_release = {"ana": not_release + "\n" + corpus("2.4")["correct_additive_mask"],
+                          "ben": not_release + "\n" + corpus("2.4")["correct_torch_where"]}
+    assert flagged(compare("2.4", shared_not_release)) == {("ana", "ben")}
 
 
 def test_a_stub_left_as_released_has_no_code_of_its_own():
@@ -218,7 +222,8 @@ def release_cell(chapter, grade_id):
 # Reference folders: reported apart
 # ------------------------------------------------------------------------------------------
 
-BOOK_FILE = "import torch\nimport torch.nn as nn\n\n\n{}\n\n\ndef unrelated(n):\n    return [i * i for i in range(n) if i % 2]\n"
+BOOK_FILE = ("import torch\nimport torch.nn as nn\n\n\n{}\n\n\n"
+             "def unrelated(n):\n    return [i * i for i in range(n) if i % 2]\n")
 
 
 def test_a_cell_that_matches_a_reference_file_is_reported_apart():
@@ -259,7 +264,8 @@ def graded_class(tmp_path_factory):
            "cleo": disguised(answers["correct_book_style"], prefix="c"), "dev": answers["correct_sdpa"],
            "eli": answers["correct_functional_dropout"], "fay": answers["correct_bool_buffer_where"]}
     for student, source in own.items():
-        write_notebook(filled_notebook("02_attention", {"2.5": source}), root / "class" / student / "02_attention.ipynb")
+        notebook = filled_notebook("02_attention", {"2.5": source})
+        write_notebook(notebook, root / "class" / student / "02_attention.ipynb")
     (root / "book").mkdir()
     (root / "book" / "ch03.py").write_text(BOOK_FILE.format(answers["correct_book_style"]))
     out = root / "out"
@@ -333,7 +339,8 @@ def test_the_similarity_section_escapes_names_and_links_only_its_own_pages(tmp_p
     hostile = '<script>alert("x")</script>'
     (tmp_path / gradefolder.SIMILARITY).write_text(json.dumps({"tasks": [{"task": "2.5", "cells": 2, "pairs": [
         {"first": hostile, "second": "ben", "shares": [0.9, 0.8], "shared_tokens": 120, "page": "javascript:alert(1)"},
-        {"first": "cleo", "second": "dan", "shares": [0.9, 0.8], "shared_tokens": 120, "page": "similarity/2.5/c--d.html"},
+        {"first": "cleo", "second": "dan", "shares": [0.9, 0.8], "shared_tokens": 120,
+         "page": "similarity/2.5/c--d.html"},
     ]}]}))
     page = class_report.render([{"submission": "ben", "chapter": "02_attention", "task": "2.5", "status": "passed",
                                  "points": 1, "max_points": 1}], str(tmp_path), {})
@@ -345,3 +352,17 @@ def test_the_command_says_what_is_missing(tmp_path):
     result = subprocess.run([sys.executable, "-m", "grader", "similarity", str(tmp_path)], capture_output=True,
                             text=True, cwd=REPO, timeout=120)
     assert result.returncode == 2 and "grades.json does not exist" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# The benchmark (benchmarks/similarity_bench.py), small
+# ------------------------------------------------------------------------------------------
+
+def test_the_benchmark_flags_only_its_planted_copies_when_everyone_else_wrote_the_book_s_answers(tmp_path):
+    bench = benchmark("similarity_bench")
+    figures = bench.main(["--students", "8", "--copies", "2", "--corpus-share", "0", "--jobs", "2",
+                          "--workdir", str(tmp_path), "--out-json", str(tmp_path / "figures.json")])
+    assert figures["cells"] == 8 * len(REFERENCE) and figures["planted"] == 2
+    assert figures["planted_found"] >= 1
+    assert figures["pairs"] == figures["planted_found"]  # nothing else is flagged
+    assert json.loads((tmp_path / "figures.json").read_text()) == figures
