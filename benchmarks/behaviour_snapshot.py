@@ -4,7 +4,7 @@
                                                         [--cluster tcp://HOST:PORT]
     python benchmarks/behaviour_snapshot.py compare BEFORE AFTER [--again BEFORE2] [--new-field KEY]
 
-For changes that must leave behaviour alone (a refactoring, issue 26): record before the first
+For changes that must leave behaviour alone (a refactoring, say): record before the first
 step, record again after the last, compare. Three parts:
 
 - corpus     every item of tests/corpus graded by `python -m grader grade` in one batch, as
@@ -17,7 +17,7 @@ step, record again after the last, compare. Three parts:
              self-check tests load it: "passed", or the message it failed with.
 
 --cluster grades the corpus and the class on the workers of that Dask cluster (`grade --cluster`):
-a record made so compares with one of the local pool (issue 34: the same grades either way).
+a record made so compares with one of the local pool (a cluster must give the same grades as one machine).
 
 Timings are taken out of what is recorded; everything else must be identical, byte for byte
 once written with sorted keys: grades, points, statuses, messages, error types. Some messages
@@ -226,7 +226,7 @@ def main(argv=None):
     cmp_.add_argument("after")
     cmp_.add_argument("--again", help="a second record of the state before: what differs between the two is volatile")
     cmp_.add_argument("--new-field", dest="new_fields", action="append", default=[], metavar="KEY",
-                      help="a key the change adds to records on purpose (issue 26 adds 'finding'): values "
+                      help="a key the change adds to records on purpose (as 'finding' once was): values "
                            "under it that only AFTER has are counted, not compared; repeatable")
     args = parser.parse_args(argv)
     if args.command == "record":

@@ -16,7 +16,7 @@
    that ended) as a cross-check.
 3. Grades the first --nbgrader-slice students that have no broken notebook under `nbgrader
    autograde` (every chapter; the course directory is set up as benchmarks/grade_bench.py does,
-   with grader/nbgrader_course.py) and prints the ratio of the time per student; the course
+   with grader/nbgrading/course.py) and prints the ratio of the time per student; the course
    grader also grades that same slice alone, for a like-for-like ratio. 0 skips this part.
 4. --profile: runs the grader under cProfile instead (the figures of 2 then include cProfile's
    overhead in the grading process), records each task's time in its worker host (the hosts'
@@ -26,7 +26,7 @@
 
 5. --cluster ADDRESS grades on the workers of that Dask cluster (`grade --cluster`) instead of the
    local pool; --local-cluster N first starts a cluster of N single-process workers on this machine
-   (grader/local_cluster.py: a `dask scheduler` and N `dask worker`s) and stops it afterwards. The
+   (grader/cluster/local.py: a `dask scheduler` and N `dask worker`s) and stops it afterwards. The
    class and the seed are the same, so the two runs' wall times compare (docs/benchmarks.md).
 
 It asserts nothing; every status is compared with what the class was built to get. Its parts,
@@ -55,7 +55,7 @@ from classbench.nbgrader_compare import nbgrader_part  # noqa: E402
 from classbench.profiling import profiled_jobs, summarise_profile  # noqa: E402
 from classbench.watch import check_statuses, grade, print_run  # noqa: E402
 from grade_bench import machine  # noqa: E402
-from grader import nbgrader_course  # noqa: E402
+from grader.nbgrading import course as nbgrader_course  # noqa: E402
 
 
 def run(args, work):
@@ -118,7 +118,7 @@ def main(argv=None):
 
     with contextlib.ExitStack() as stack:
         if args.local_cluster:
-            from grader.local_cluster import LocalCluster
+            from grader.cluster.local import LocalCluster
 
             args.cluster = stack.enter_context(LocalCluster(args.local_cluster)).address
             print(f"a local Dask cluster of {args.local_cluster} workers at {args.cluster}")

@@ -18,7 +18,7 @@ far as the card has them):
    after its first three (ddp_pretrain.TIMING_SKIP_STEPS; --warmup is 3 for that reason); no
    evaluation or checkpoint before the last step (the script times up to the end of that step).
 
-The issue's target: DDP within 5 % of the fast path in tokens per second. The script prints both
+The target: DDP within 5 % of the fast path in tokens per second. The script prints both
 figures and their ratio; it asserts nothing. With --smoke both run on the CPU with a tiny model
 (--fast-path on, so that they train with the same settings), and the DDP side with two processes.
 """

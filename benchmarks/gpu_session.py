@@ -1,4 +1,4 @@
-"""Everything issue 24 measures on a lent GPU, in one or two calls: tests, benchmarks, notebooks.
+"""Everything the course measures on a lent GPU, in one or two calls: tests, benchmarks, notebooks.
 
 Prepare once, in the checkout that the device tool sends (the data mirror does not travel
 with it, so copy it into an ignored folder that does):
@@ -9,11 +9,11 @@ then run, with the device tool, in calls of at most 10 minutes:
 
     run(command="python3 benchmarks/gpu_session.py", carry=[".gpu-carry"], timeout_s=600)
 
-Stages, in this order unless --stages names another (the figures the issue needs come first), each under its own time
+Stages, in this order unless --stages names another (the figures not measured yet come first), each under its own time
 limit and all within --budget seconds (default 560: the call's 600 less a margin):
 
   ddp        benchmarks/ddp_bench.py: torchrun with one process (NCCL, DDP) against the fast
-             training step of chapter 05's section 9 (issue 34; not measured yet)
+             training step of chapter 05's section 9 (not measured yet)
   pretrain   benchmarks/gpu_pretrain_bench.py: every speed-up rung and the loss check
              (three compilations: the compile rung, the larger batch, the loss check)
   generate   benchmarks/generate_bench.py: no cache, Task 6.5's cache, the static cache,

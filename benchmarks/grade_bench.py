@@ -29,7 +29,7 @@ import torch  # noqa: E402
 
 from factory import corpus_items, filled_notebook, records_by_submission, run_grader  # noqa: E402
 from gptcourse.checking.tasks import CHAPTERS  # noqa: E402
-from grader import nbgrader_course  # noqa: E402
+from grader.nbgrading import course as nbgrader_course  # noqa: E402
 
 
 def machine():

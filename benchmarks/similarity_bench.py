@@ -34,7 +34,7 @@ sys.path[:0] = [os.path.join(REPO, "course"), REPO, os.path.join(REPO, "tests")]
 
 from factory import corpus_items, disguised, filled_notebook, manifest, write_notebook  # noqa: E402
 from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of  # noqa: E402
-from grader import gradefolder  # noqa: E402
+from grader.grading import gradefolder  # noqa: E402
 
 LONG_TASK_STATEMENTS = 10
 

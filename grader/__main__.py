@@ -8,6 +8,9 @@
     python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
     python -m grader push-nbgrader DIR --db URL --assignment NAME [--course-dir COURSE]
     python -m grader similarity DIR [--reference FOLDER ...]   (the pairs of students whose task cells are alike)
+    python -m grader push-lms DIR --platform PLATFORM.json [--chapter NAME] [--roster CSV] [--dry-run]
+                                 (the chapter scores into the LMS over LTI 1.3; docs/grading.md)
+    python -m grader lms-keys --key KEY.pem   (the tool's key pair for the LMS; prints its public half)
     python -m grader regrade DIR (--student ID... | --task T... | --everyone) [PATH...]
     python -m grader gradescope --out autograder.zip [--chapters CH...]   (a Gradescope autograder)
     python -m grader where TASK     (what the task must do and where its pieces live: docs/contract.md)
@@ -18,14 +21,17 @@ import importlib
 import os
 import sys
 
-from grader import gradefolder
+from grader.grading import gradefolder
 
 # The commands other modules own (each has add_parser(commands) and main(args)). A module is
 # imported only when its command is named (or for the full --help): build and workshop import
-# nbformat and nbgrader, which a grade run does not need.
-MODULES = {"build": "grader.build", "workshop": "grader.workshop", "export": "grader.exports",
-           "push-nbgrader": "grader.nbgrader_push", "regrade": "grader.regrade", "gradescope": "grader.gradescope",
-           "where": "grader.contract", "hub": "grader.hub", "similarity": "grader.outputs.similarity"}
+# nbformat and nbgrader, which a grade run does not need. A module may own several commands: its
+# add_parser adds them all, and its main reads args.command.
+MODULES = {"build": "grader.authoring.build", "workshop": "grader.authoring.workshop", "export": "grader.outputs.exports",
+           "push-nbgrader": "grader.nbgrading.push", "regrade": "grader.grading.regrade", "gradescope": "grader.outputs.gradescope",
+           "where": "grader.authoring.contract", "hub": "grader.hub.commands",
+           "push-lms": "grader.outputs.lms", "lms-keys": "grader.outputs.lms",
+           "similarity": "grader.outputs.similarity"}
 
 
 def main(argv=None):
@@ -48,7 +54,7 @@ def main(argv=None):
                    help="run the jobs on the workers of a running Dask cluster (tcp://HOST:PORT); this "
                         "process still computes every expected output and verdict. See docs/grading.md")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
-    # The class report (grader/class_report.py), rebuilt from a grade run's files.
+    # The class report (grader/outputs/class_report.py), rebuilt from a grade run's files.
     rp = commands.add_parser("report", help="rebuild DIR/report.html from DIR/grades.json and DIR/run.json")
     rp.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
     # Build, workshop, gradebook exports, nbgrader push, regrading, Gradescope, where, hub,
@@ -56,7 +62,7 @@ def main(argv=None):
     named = [name for name in argv[:1] if name in MODULES]
     wanted = named or ([] if argv[:1] in (["grade"], ["report"]) else list(MODULES))
     more = {name: importlib.import_module(MODULES[name]) for name in wanted}
-    for module in more.values():
+    for module in dict.fromkeys(more.values()):  # once per module: argparse refuses a command added twice
         module.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command in more:
@@ -64,33 +70,23 @@ def main(argv=None):
     if args.command == "report":
         return _write_class_report(args.dir)
 
-    # What the options ask of the machine, before anything starts (grader/preflight.py).
-    from grader import preflight
+    # One start for the run (grader/grading/startup.py): the settings, the preflight, and this
+    # machine's worker hosts, which import torch while this process imports the engine.
+    from grader.grading import preflight, startup
 
+    settings = startup.settings_from(args)
     try:
-        # On a cluster, bubblewrap and CUDA are the workers' to have: each is checked there.
-        local = args.cluster is None
-        preflight.raise_if(preflight.machine_problems(args.out, args.device if local else "cpu",
-                                                      args.sandbox if local else None))
+        runners = startup.start(settings)
     except preflight.PreflightError as exc:
         return _stopped(exc)
-    # Start the worker hosts first: they import torch while this process does the same. A
-    # cluster's workers are reached once the graded chapters are known (grader/cluster.py).
-    from grader import pool, sandbox
-
-    workers = pool.WorkerPool(sandbox.choose(args.sandbox), args.jobs) if local else None
     try:
-        from grader.engine import Settings, grade
+        from grader.grading.engine import grade
 
-        settings = Settings(out_dir=args.out, device=args.device, jobs=args.jobs, timeout=args.timeout,
-                            memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet,
-                            sandbox=args.sandbox, cluster=args.cluster)
-        records = grade(args.paths, settings, workers)
+        records = grade(args.paths, settings, runners)
     except preflight.PreflightError as exc:
         return _stopped(exc)
     finally:
-        if workers is not None:
-            workers.close()
+        runners.close()
     submissions = {r["submission"] for r in records}
     total = sum(r["points"] for r in records)
     possible = sum(r["max_points"] for r in records)
@@ -115,7 +111,7 @@ def _isolation_of(out_dir):
 
 def _write_class_report(out_dir):
     """Rebuild report.html of a grade run's folder; prints its path."""
-    from grader.class_report import write_report
+    from grader.outputs.class_report import write_report
 
     try:
         records = gradefolder.read_grades(out_dir)

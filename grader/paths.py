@@ -1,5 +1,5 @@
-"""Where things are in the repository, and how to run nbgrader: shared by grader.build (which
-generates the release) and grader.nbgrader_course (which drives an nbgrader course), so that
+"""Where things are in the repository, and how to run nbgrader: shared by grader.authoring.build (which
+generates the release) and grader.nbgrading.course (which drives an nbgrader course), so that
 neither has to import the other; and the reference manifest, which the grading tools read
 without importing the engine (or torch)."""
 import os
@@ -10,10 +10,10 @@ SOLUTIONS = os.path.join(ROOT, "solutions")
 COURSE = os.path.join(ROOT, "course")
 REFERENCE = os.path.join(ROOT, "grader", "reference")
 FIXTURES = os.path.join(COURSE, "gptcourse", "checking", "fixtures")
-NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrader_config.py")
+NBGRADER_CONFIG = os.path.join(ROOT, "grader", "nbgrading", "nbgrader_config.py")
 MANIFEST = os.path.join(REFERENCE, "manifest.json")
 # The course grader's time limit per task, for the hidden tests nbgrader runs in a student's kernel
-# (set by grader/nbgrader_execute.py, read by grader/nbgrader_bridge.py).
+# (set by grader/nbgrading/execute.py, read by grader/nbgrading/bridge.py).
 TIMEOUT_ENV_VAR = "GPTCOURSE_GRADER_TIMEOUT"
 
 

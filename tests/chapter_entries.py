@@ -1,4 +1,4 @@
-"""What a chapter needs outside its own files, and the chapters that lack it (issue 35).
+"""What a chapter needs outside its own files, and the chapters that lack it.
 
 A chapter's own files and its two shared entries are found by name from the course table
 (docs/authoring.md, "Adding a chapter, exactly"). A few things elsewhere need an entry per chapter

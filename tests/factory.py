@@ -39,9 +39,9 @@ def benchmark(name):
     """A script of benchmarks/ (`"ddp_bench"`) loaded as a module, for its smoke test to call main()."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module_spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
     return module
 
 

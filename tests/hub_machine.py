@@ -34,7 +34,7 @@ import pytest
 from pathlib import Path
 
 from factory import REPO
-from grader import hub as course_hub
+from grader.hub import commands as course_hub
 
 
 def require_root():

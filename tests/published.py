@@ -193,9 +193,9 @@ class ColabRuntime:
         script = " && ".join(shlex.join(command) for command in commands)
         with open(self.folder / "making.log", "w") as log:  # a file: a full pipe would stall pip
             self._making = subprocess.Popen(["bash", "-c", script], stdout=log, stderr=subprocess.STDOUT)
-        spec = self.kernels / self.KERNEL
-        spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
+        kernel_folder = self.kernels / self.KERNEL
+        kernel_folder.mkdir(parents=True)
+        (kernel_folder / "kernel.json").write_text(json.dumps({
             "argv": [str(self.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "Colab stand-in", "language": "python"}))
         return self

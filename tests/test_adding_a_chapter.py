@@ -1,5 +1,5 @@
 """Adding a chapter touches five things of its own, one line of the course table and its contract
-entry (issues 26 and 35).
+entry.
 
 A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly what
 docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
@@ -14,7 +14,7 @@ docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 Then the real pipeline runs on it, unchanged: the build reads the master and writes the
 reference module, the manifest and the self-check fixtures; the self-check passes the correct
 cell and names the known mistake of the wrong one; the grader (one worker process, no sandbox)
-grades two students' notebooks; the contract's section of the task (grader/contract.py, what
+grades two students' notebooks; the contract's section of the task (grader/authoring/contract.py, what
 docs/contract.md and `python -m grader where` print) is derived from the master, the course line,
 the entry and the files. Last, the point: no shared module names the chapter or its task.
 
@@ -110,7 +110,7 @@ def double(x):
     ### END SOLUTION'''
 CHECK_SOURCE = '''\
 ### BEGIN HIDDEN TESTS
-from grader.nbgrader_bridge import run_hidden_tests
+from grader.nbgrading.bridge import run_hidden_tests
 run_hidden_tests("99.1", globals())
 ### END HIDDEN TESTS
 check("99.1", double)'''
@@ -170,10 +170,10 @@ def write_chapter(root):
 
 def load_module(monkeypatch, name, path):
     """Import the file at `path` as module `name` (taken away again after the test)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
     monkeypatch.setitem(sys.modules, name, module)
-    spec.loader.exec_module(module)
+    module_spec.loader.exec_module(module)
     return module
 
 
@@ -213,7 +213,8 @@ def toy(tmp_path, monkeypatch):
 
 def point_the_build_at(root, monkeypatch):
     """The build reads the master from root/solutions and writes under root."""
-    from grader import build, paths
+    from grader.authoring import build
+    from grader import paths
 
     monkeypatch.setattr(paths, "SOLUTIONS", str(root / "solutions"))
     for name, folder in (("REFERENCE", "reference"), ("FIXTURES", "fixtures"), ("COURSE", "course")):
@@ -231,8 +232,10 @@ def repository_status():
 # ------------------------------------------------------------------------------------------
 
 def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, monkeypatch):
-    from grader import build, engine, paths
-    from grader import contract as contract_page
+    from grader.authoring import build
+    from grader.grading import engine
+    from grader import paths
+    from grader.authoring import contract as contract_page
 
     root, written = toy
     status_before = repository_status()
@@ -357,15 +360,15 @@ def test_the_tests_tables_kept_by_hand_name_the_new_chapter_until_it_has_its_ent
 
 
 # docs/authoring.md, "Changing a case, a known mistake or a hint": its rows, and the same change
-# made to the toy chapter (grader's spec -> grader's spec; the hint changes the public spec).
+# made to the toy chapter (a GraderSpec -> another GraderSpec; the hint changes the TaskSpec).
 CHANGES = {
-    "a public case": ("grader", lambda spec: dataclasses.replace(spec, public=lambda rng: [_toy_case(rng, 3, 3)])),
-    "a hidden case": ("grader", lambda spec: dataclasses.replace(spec, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
-    "a known mistake": ("grader", lambda spec: dataclasses.replace(
-        spec, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
-    "what the judge needs besides the reference": ("grader", lambda spec: dataclasses.replace(
-        spec, extras=lambda case: {"internals/alternatives": []})),
-    "a hint": ("public", lambda spec: dataclasses.replace(spec, hints=(lambda key, got, expected, case: "a hint",))),
+    "a public case": ("grader", lambda entry: dataclasses.replace(entry, public=lambda rng: [_toy_case(rng, 3, 3)])),
+    "a hidden case": ("grader", lambda entry: dataclasses.replace(entry, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
+    "a known mistake": ("grader", lambda entry: dataclasses.replace(
+        entry, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
+    "what the judge needs besides the reference": ("grader", lambda entry: dataclasses.replace(
+        entry, extras=lambda case: {"internals/alternatives": []})),
+    "a hint": ("public", lambda entry: dataclasses.replace(entry, hints=(lambda key, got, expected, case: "a hint",))),
 }
 
 

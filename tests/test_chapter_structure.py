@@ -19,8 +19,8 @@ GENERIC_FILES = [
     "course/gptcourse/checking/probes.py", "course/gptcourse/checking/judge.py",
     *sorted(str(path.relative_to(REPO)) for path in (REPO / "course/gptcourse/checking/kinds").glob("*.py")),
     "course/gptcourse/checking/selfcheck.py", "course/gptcourse/checking/records.py", "course/gptcourse/checking/tasks.py",
-    "grader/hidden/expectations.py", "grader/hidden/casekit.py", "grader/chapters/__init__.py",
-    "grader/engine.py", "grader/verdict.py", "grader/build.py", "grader/contract.py",
+    "grader/grading/expectations.py", "grader/chapters/casekit.py", "grader/chapters/__init__.py",
+    "grader/grading/engine.py", "grader/grading/verdict.py", "grader/authoring/build.py", "grader/authoring/contract.py",
 ]
 TASK_ID = re.compile(r"""(?<![\w.])["']?\d+\.\d+["']?(?![\w.])""")
 
@@ -35,7 +35,7 @@ def test_shared_code_names_no_task(path):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_each_chapter_has_its_public_and_grader_s_module(chapter):
-    """Each side of a chapter ends with one spec per task: the public chapter module's TaskSpec
+    """Each side of a chapter ends with one SPECS entry per task: the public chapter module's TaskSpec
     (probes, hints) and the grader's chapter module's GraderSpec (cases, known mistakes), for
     exactly the course table's tasks."""
     from gptcourse.checking.chapters import TaskSpec
@@ -46,15 +46,15 @@ def test_each_chapter_has_its_public_and_grader_s_module(chapter):
     assert set(public.SPECS) == ids and set(graders.SPECS) == ids
     for task in tasks_of(chapter):
         assert task.chapter == chapter
-        spec, grader_spec = public.SPECS[task.id], graders.SPECS[task.id]
-        assert isinstance(spec, TaskSpec) and isinstance(grader_spec, GraderSpec), task.id
+        task_spec, grader_spec = public.SPECS[task.id], graders.SPECS[task.id]
+        assert isinstance(task_spec, TaskSpec) and isinstance(grader_spec, GraderSpec), task.id
         kinds_used = {case.kind for case in hidden_cases(task.id, 1)}
-        assert kinds_used and kinds_used <= set(spec.probes), task.id
+        assert kinds_used and kinds_used <= set(task_spec.probes), task.id
         assert grader_spec.mistakes(), f"task {task.id} has no known mistakes"
 
 
 def test_no_chapter_module_keeps_a_table_per_fact():
-    """What a task is lives in its spec: the tables keyed by task id that the specs replaced
+    """What a task is lives in its SPECS entries: the tables keyed by task id that they replaced
     (PROBES and HINTS on the public side, _PUBLIC, _HIDDEN, _MISTAKES and the functions that
     looked a task up in them on the grader's side) must not come back beside them."""
     from grader.chapters import chapter_module as graders_module
@@ -114,7 +114,7 @@ def test_every_name_a_carried_reference_reads_is_defined_when_the_task_is_graded
     uses must be in its `needs`, so that a later chapter carries them too."""
     import builtins
 
-    from grader.build import names_read
+    from grader.authoring.build import names_read
 
     built = manifest()
     for task in TASKS:
@@ -132,11 +132,11 @@ def test_every_name_a_carried_reference_reads_is_defined_when_the_task_is_graded
 
 
 def test_the_worker_job_holds_only_the_carried_reference_sources():
-    from grader.engine import Settings, _job
+    from grader.grading.engine import Settings, worker_job
 
     built = manifest()
     for task in TASKS:
-        job = _job(task.id, "pass\n", built, [], Settings(out_dir="unused"))
+        job = worker_job(task.id, "pass\n", built, [], Settings(out_dir="unused"))
         carried = carried_tasks(task.id)
         assert job["reference_sources"] == [built[t.chapter]["tasks"][t.id]["source"] for t in carried]
         assert job["earlier_names"] == [n for t in carried for n in t.carried_names]
@@ -145,7 +145,7 @@ def test_the_worker_job_holds_only_the_carried_reference_sources():
 
 
 def test_module_cases_get_a_device_pass_in_the_grader():
-    from grader.engine import Expectations
+    from grader.grading.engine import Expectations
 
     for task in TASKS:
         cases = Expectations(5, ["cpu"]).cases(task.id)
@@ -157,8 +157,8 @@ def test_module_cases_get_a_device_pass_in_the_grader():
 def test_the_reference_passes_every_device_pass_and_records_nothing():
     """The grader expects {} of a meta case without running the reference there: check that
     this is what the reference gives, on every hidden case of every task."""
-    from grader.engine import Expectations
-    from grader.hidden.expectations import seeded_probe
+    from grader.grading.engine import Expectations
+    from grader.grading.expectations import seeded_probe
     from grader.reference import reference_objects
 
     for task in TASKS:
@@ -168,9 +168,9 @@ def test_the_reference_passes_every_device_pass_and_records_nothing():
 
 
 def test_build_and_nbgrader_course_import_without_a_cycle():
-    code = ("import sys, grader.nbgrader_course; "
-            "assert 'grader.build' not in sys.modules, 'nbgrader_course imports build'; "
-            "import grader.build")
+    code = ("import sys, grader.nbgrading.course; "
+            "assert 'grader.authoring.build' not in sys.modules, 'nbgrader_course imports build'; "
+            "import grader.authoring.build")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 

@@ -1,8 +1,8 @@
-"""The course's contract lives in the repository (issue 35).
+"""The course's contract lives in the repository.
 
 A clone used to have no description of what each task must do: the code pointed at a file in
 a folder beside the checkout, which a clone does not have. Now gptcourse/checking/contract.py
-holds, per task, what the checks pin down and what they leave free; grader/contract.py adds
+holds, per task, what the checks pin down and what they leave free; grader/authoring/contract.py adds
 what the course table and the masters say and renders docs/contract.md (its freshness:
 tests/notebooks/test_generated.py) and `python -m grader where <task>`. These tests keep the
 entries in step with the course table, the command in step with the page, the page's pointers
@@ -17,7 +17,7 @@ import sys
 from factory import REPO
 from gptcourse.checking import contract
 from gptcourse.checking.tasks import CHAPTERS, TASKS
-from grader import contract as contract_page
+from grader.authoring import contract as contract_page
 
 PAGE = REPO / "docs" / "contract.md"
 

@@ -23,15 +23,21 @@ def pip_requirements():
 
 
 def conda_requirements():
+    """({name: bound} of environment.yml's packages, conda's and those its pip section installs
+    from PyPI (what conda-forge does not package), [its editable installs])."""
     env = yaml.safe_load((REPO / "environment.yml").read_text())
-    conda, pip = {}, []
+    listed, editable = [], []
     for entry in env["dependencies"]:
         if isinstance(entry, dict):
-            pip += entry["pip"]
-            continue
+            editable += [line for line in entry["pip"] if line.startswith("-e ")]
+            listed += [line for line in entry["pip"] if not line.startswith("-e ")]
+        else:
+            listed.append(entry)
+    requirements = {}
+    for entry in listed:
         name, bound = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", entry).groups()
-        conda[name.lower()] = bound.replace(" ", "")
-    return conda, pip
+        requirements[name.lower()] = bound.replace(" ", "")
+    return requirements, editable
 
 
 def test_every_pip_requirement_is_in_environment_yml_with_the_same_bound():
@@ -42,10 +48,10 @@ def test_every_pip_requirement_is_in_environment_yml_with_the_same_bound():
 
 
 def test_environment_yml_lists_nothing_the_pip_requirements_do_not():
-    conda, pip = conda_requirements()
+    conda, editable = conda_requirements()
     extra = set(conda) - set(pip_requirements()) - {"python", "pip"}
     assert not extra, f"only in environment.yml: {sorted(extra)}"
-    assert pip == ["-e ./course", "-e ."], "environment.yml must install the course and the grader from the checkout"
+    assert editable == ["-e ./course", "-e ."], "environment.yml must install the course and the grader from the checkout"
 
 
 def test_required_packages_are_declared():

@@ -1,11 +1,16 @@
-"""One word per meaning (issue 35): what docs/authoring.md's vocabulary says a thing is never
-called does not come back.
+"""One word per meaning: what docs/authoring.md's vocabulary says a thing is never called does
+not come back; and no file cites this project's issue tracker, which a clone cannot read.
 
 The table "Words, as the code uses them" is the one source: its last column lists, per word, the
-words it replaced. A quoted one ("...") must not appear in what people read about the course's
-machinery: its code, the tests, the benchmarks and the docs (not the corpus of student code, and
-not the notebooks, whose teaching text is about language models, not about this code). A name in
-backquotes must not come back as a name (a parameter or a variable) in gptcourse.checking's code.
+words it replaced. A quoted one ("...") must not appear, as a word of its own or its plural, in
+what people read about the course's machinery: its code, the tests, the benchmarks and the docs
+(not the corpus of student code, and not the notebooks, whose teaching text is about language
+models, not about this code). A name in backquotes must not come back as a name (a parameter or a
+variable) in gptcourse.checking's code.
+
+A note that says why the code is as it is says so in its own words: "issue 24" or "the issue's
+target" points to a tracker that a clone of the repository does not have. Another project's issue
+is cited by its address (github.com/OWNER/NAME/issues/N), which stays readable.
 """
 import ast
 import re
@@ -16,7 +21,18 @@ VOCABULARY_HEADING = "## Words, as the code uses them"
 # What people read about the machinery, as (folder, suffixes), but LEFT_OUT.
 READ = [("course/gptcourse", (".py",)), ("grader", (".py",)), ("benchmarks", (".py",)), ("tests", (".py", ".md")),
         ("docs", (".md",)), (".", ("README.md",)), ("course", ("README.md",))]
-LEFT_OUT = ("tests/corpus/", "tests/test_vocabulary.py")  # this file names them to test the scan
+LEFT_OUT = ("tests/test_vocabulary.py",)  # this file names them to test the scan
+STUDENT_CODE = ("tests/corpus/", ".py")  # the corpus's cells (its README is about the machinery)
+# Other projects' words spelled like a retired one, allowed where they are, exactly as written.
+FOREIGN = {"docs/grading.md": ("spec:",)}  # the field of a Kubernetes resource (the Dask operator's example)
+
+# Citations of this project's tracker, and where they are looked for: what people read, the
+# notebooks, and the build and CI files.
+URL = re.compile(r"https?://\S+")
+TRACKER_CITATION = re.compile(r"(?<![\w/])(?:issues?\s+#?\d+|the\s+issue\b)", re.IGNORECASE)
+CITED_IN = READ + [("solutions", (".ipynb",)), ("course", (".ipynb",)), (".ci", ("",)),
+                   ("grader/outputs/gradescope_scripts", ("",)), (".", ("Makefile", ".yml", ".toml")),
+                   ("course", ("pyproject.toml",))]
 
 
 def vocabulary_rows(text):
@@ -35,13 +51,14 @@ def retired_names(rows):
     return [name for _, cell in rows for name in re.findall(r"^`(\w+)`", cell)]
 
 
-def files_people_read(root):
-    for folder, suffixes in READ:
+def files_people_read(root, places=READ):
+    for folder, suffixes in places:
         base = root / folder
         paths = base.rglob("*") if folder != "." else base.glob("*")
         for path in sorted(paths):
             relative = path.relative_to(root).as_posix()
-            if path.is_file() and relative.endswith(suffixes) and not relative.startswith(LEFT_OUT):
+            student_code = relative.startswith(STUDENT_CODE[0]) and relative.endswith(STUDENT_CODE[1])
+            if path.is_file() and relative.endswith(suffixes) and not relative.startswith(LEFT_OUT) and not student_code:
                 yield relative, path
 
 
@@ -54,14 +71,37 @@ def without_vocabulary_table(text):
     return text[:start] + text[end:]
 
 
+def retired_pattern(words):
+    """Each word as a word of its own, or its plural (also before "'s"), its first letter in either
+    case: "spec" finds "spec", "Specs" and "spec's", but not `SPECS` (a name in the code),
+    "specific" or `TaskSpec`."""
+    spellings = [f"[{re.escape(w[0].lower())}{re.escape(w[0].upper())}]{re.escape(w[1:])}" for w in words]
+    return re.compile(r"(?<![\w])(?:" + "|".join(spellings) + r")s?(?![\w])")
+
+
 def places_using(words, root):
-    """['path:line: word'] for every retired word found (any case, as a word or a word's start)."""
-    pattern = re.compile(r"(?<![\w])(" + "|".join(re.escape(w) for w in words) + r")", re.IGNORECASE)
+    """['path:line: word'] for every retired word found (see retired_pattern)."""
+    pattern = retired_pattern(words)
     found = []
     for relative, path in files_people_read(root):
         text = without_vocabulary_table(path.read_text(encoding="utf-8"))
+        for foreign in FOREIGN.get(relative, ()):
+            text = text.replace(foreign, "")
         for number, line in enumerate(text.splitlines(), 1):
+            line = URL.sub("", line)  # another site's address is its own: purl.imsglobal.org/spec/...
             found += [f"{relative}:{number}: {m.group(0)}" for m in pattern.finditer(line)]
+    return found
+
+
+def tracker_citations(root):
+    """['path:line: citation'] for every citation of this project's issue tracker (one may run
+    over a line break)."""
+    found = []
+    for relative, path in files_people_read(root, CITED_IN):
+        text = path.read_text(encoding="utf-8")
+        for m in TRACKER_CITATION.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{relative}:{line}: {' '.join(m.group(0).split())}")
     return found
 
 
@@ -83,12 +123,18 @@ def rows():
 def test_the_vocabulary_says_what_the_words_replaced():
     found = dict(rows())
     assert "variant" in retired_words(rows()) and "hidden chapter module" in retired_words(rows())
+    assert found["contract"].startswith('"spec"'), found["contract"]
     assert retired_names(rows()) == ["p"], found["probe"]
 
 
 def test_no_retired_word_comes_back():
     found = places_using(retired_words(rows()), REPO)
     assert not found, "words the vocabulary (docs/authoring.md) retired:\n" + "\n".join(found[:40])
+
+
+def test_no_file_cites_the_issue_tracker():
+    found = tracker_citations(REPO)
+    assert not found, "say what is meant instead of citing an issue:\n" + "\n".join(found[:40])
 
 
 def test_the_probe_is_never_bound_to_a_retired_name_in_the_checking_code():
@@ -105,5 +151,28 @@ def test_the_scans_find_what_they_look_for(tmp_path):
     (tmp_path / "docs" / "notes.md").write_text("A known\nVariants of the reference.\n")
     (tmp_path / "tests" / "corpus").mkdir(parents=True)
     (tmp_path / "tests" / "corpus" / "student.py").write_text("# a variant\n")  # the corpus is left out
-    assert places_using(["variant"], tmp_path) == ["docs/notes.md:2: Variant"]
+    assert places_using(["variant"], tmp_path) == ["docs/notes.md:2: Variants"]
     assert names_bound("def f(p):\n    q = p\n    p = 2\n", {"p"}) == [(1, "p"), (3, "p")]
+
+
+def test_a_retired_word_is_found_as_a_word_of_its_own(tmp_path):
+    """A short word such as "spec" is found alone, never inside a longer word or a name in capitals."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text(
+        "The spec's order; specs. Spec\nSPECS, TaskSpec, specific, special, module_spec, grader_spec()\n"
+        "SCOPE = 'https://purl.imsglobal.org/spec/lti-ags/scope/score'\n")
+    (tmp_path / "docs" / "grading.md").write_text("kind: DaskCluster\nspec:\n  worker:\n    spec: {}\n# a spec\n")
+    assert places_using(["spec"], tmp_path) == [
+        "docs/grading.md:5: spec", "docs/notes.md:1: spec", "docs/notes.md:1: specs", "docs/notes.md:1: Spec"]
+
+
+def test_the_citation_scan_finds_what_it_looks_for(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text(
+        "As issue 24 asks.\nSee issues 26 and 35, Issue #7.\nThe issue's target.\n"
+        "github.com/jupyter/nbgrader/issues/530 is another project's.\nA tissue 3 cm wide.\nRuns all issue\n"
+        "24 measures.\n")
+    (tmp_path / "Makefile").write_text("# the issue says so\n")
+    assert tracker_citations(tmp_path) == [
+        "docs/notes.md:1: issue 24", "docs/notes.md:2: issues 26", "docs/notes.md:2: Issue #7",
+        "docs/notes.md:3: The issue", "docs/notes.md:6: issue 24", "Makefile:1: the issue"]

@@ -2,7 +2,7 @@
 
 - profiled_grader runs `python -m grader ...` in this process under cProfile and keeps each
   task's time in its worker host (the `seconds` of the host's reply, fork to reaping), through
-  the pool's public reply_observers (grader/pool.py);
+  the pool's public reply_observers (grader/grading/pool.py);
 - profiled_jobs runs one job per task (the reference solution as the student's cell) in this
   process under cProfile, to split a job into course setup, the student's cell and the probes;
 - summarise_profile prints and returns where the time went, by phase and by module.
@@ -26,7 +26,7 @@ def profiled_grader(profile_path, grader_args):
     worker host. Writes the profile to profile_path and the hosts' times to profile_path.hosts.json."""
     profiler = cProfile.Profile()
     profiler.enable()  # before the grader's imports: they are part of its start-up
-    from grader import pool
+    from grader.grading import pool
 
     host_seconds = []
 
@@ -52,9 +52,10 @@ def profiled_jobs(profile_path, seed, device):
     """One job per task (the reference solution as the student's cell), each run twice in this
     process (the first warms up lazily initialised parts, as the worker host's warm-up does) and
     the second under cProfile: {task: {total, student_cell, probes}} and the combined stats."""
-    from gptcourse.checking import probes, worker_host
+    from gptcourse.checking import probes
     from gptcourse.checking.tasks import TASKS
-    from grader import engine, pool
+    from gptcourse.checking.worker_host import job as worker_job
+    from grader.grading import engine, pool
 
     pool.prepare_tokenizer_files()  # as the worker pool does before starting its hosts
     probes.load_meta_kernels()  # as each host does once
@@ -64,20 +65,20 @@ def profiled_jobs(profile_path, seed, device):
     combined, split = None, {}
     for task in TASKS:
         source = manifest[task.chapter]["tasks"][task.id]["source"]
-        job = engine._job(task.id, source, manifest, expectations.cases(task.id), settings)
+        job = engine.worker_job(task.id, source, manifest, expectations.cases(task.id), settings)
         with tempfile.TemporaryDirectory() as scratch:
             os.chdir(scratch)  # a host's child runs in its scratch folder too
-            worker_host.run_job(job, scratch)
+            worker_job.run_job(job, scratch)
             profiler = cProfile.Profile()
             start = time.perf_counter()
-            profiler.runcall(worker_host.run_job, job, scratch)
+            profiler.runcall(worker_job.run_job, job, scratch)
             total = time.perf_counter() - start
             os.chdir(REPO)
         stats = pstats.Stats(profiler)
         cumulative = {func[2]: row[3] for func, row in stats.stats.items()
-                      if (func[2] == "_exec_student_cell" and func[0] == worker_host.__file__)
+                      if (func[2] == "exec_student_cell" and func[0] == worker_job.__file__)
                       or (func[2] == "observe" and func[0] == probes.__file__)}
-        split[task.id] = {"total": total, "student_cell": cumulative.get("_exec_student_cell", 0.0),
+        split[task.id] = {"total": total, "student_cell": cumulative.get("exec_student_cell", 0.0),
                           "probes": cumulative.get("observe", 0.0)}
         combined = stats if combined is None else combined.add(stats)
     combined.dump_stats(profile_path)
@@ -131,14 +132,14 @@ def cumulative_of(stats, wanted):
 
 
 GRADER_PHASES = {
-    "import grader.engine (torch and the grading modules)": ("grader/engine.py", "<module>"),
-    "imports of the grading code": ("grader/engine.py", "_import_grading_code"),
-    "reading submissions (discover)": ("grader/submissions.py", "discover"),
-    "expected observations (the reference on the hidden cases)": ("grader/engine.py", "expected"),
-    "waiting for and reading host replies (WorkerPool.run)": ("grader/pool.py", "run"),
-    "verdicts": ("grader/engine.py", "safe_verdict"),
-    "writing grades, feedback, report.html": ("grader/report.py", "write_all"),
-    "whole grade()": ("grader/engine.py", "grade"),
+    "import grader.grading.engine (torch and the grading modules)": ("grader/grading/engine.py", "<module>"),
+    "imports of the grading code": ("grader/grading/engine.py", "import_grading_code"),
+    "reading submissions (discover)": ("grader/grading/submissions.py", "discover"),
+    "expected observations (the reference on the hidden cases)": ("grader/grading/engine.py", "expected"),
+    "waiting for and reading host replies (WorkerPool.run)": ("grader/grading/pool.py", "run"),
+    "verdicts": ("grader/grading/engine.py", "safe_verdict"),
+    "writing grades, feedback, report.html": ("grader/outputs/report.py", "write_all"),
+    "whole grade()": ("grader/grading/engine.py", "grade"),
     "whole command (python -m grader grade)": ("grader/__main__.py", "main"),
 }
 

@@ -12,7 +12,7 @@ import time
 
 from classbench import CLASS_BENCH, REPO
 from gptcourse.checking.tasks import CHAPTERS, TASKS
-from gptcourse.checking.worker_host import _process_table, descendants, rss_mb
+from gptcourse.checking.worker_host.processes import descendants, process_table, rss_mb
 
 
 class Watcher(threading.Thread):
@@ -35,7 +35,7 @@ class Watcher(threading.Thread):
             self.stopped.wait(self.interval)
 
     def sample(self):
-        tree = [self.pid] + descendants(self.pid, _process_table())
+        tree = [self.pid] + descendants(self.pid, process_table())
         sizes = [rss_mb(pid) for pid in tree]
         peak = self.peak
         peak["grader_rss_mb"] = max(peak["grader_rss_mb"], sizes[0])

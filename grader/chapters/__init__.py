@@ -4,7 +4,7 @@ A module `chNN_name.py` here, the grader's chapter module (found by name from
 gptcourse.checking.course), ends with SPECS: {task id: GraderSpec(...)}, everything the grader
 knows about each task in one place (see GraderSpec). None of it ships with the course; what
 students get of it is the observations of the reference (with the extras) and of the known
-mistakes on the public cases: the self-check's fixtures. `grader_spec(task_id)` finds a task's spec; the functions
+mistakes on the public cases: the self-check's fixtures. `grader_spec(task_id)` finds a task's GraderSpec; the functions
 below answer from it, so nothing in this package outside the chapter modules knows a task.
 """
 import importlib
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from gptcourse.checking.tasks import get_task
-from grader.hidden.casekit import hidden_rng, public_rng
+from grader.chapters.casekit import hidden_rng, public_rng
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class GraderSpec:
                 (the message completes "... wrong — it looks like ..."); the object replaces
                 the task's first graded name, or a dict replaces several;
     extras:     case -> dict (optional): what the judge needs besides the reference's
-                observations (internals/..., e.g. the alternatives a spec leaves open);
+                observations (internals/..., e.g. the alternatives a contract leaves open);
     for_device: (case, device) -> Case (optional): the case as it runs on a GPU, when it must
                 differ from the CPU's (random numbers such as dropout masks differ between
                 devices); its expected numbers are then the reference's on this changed case.

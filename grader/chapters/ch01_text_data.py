@@ -234,7 +234,7 @@ def _mistakes_1_2():
 # ------------------------------------------------------------------------------------------
 
 def _dataset_case(label, text, max_length, stride, may_refuse=False):
-    """Every item of the reference's dataset is read. may_refuse: the spec accepts an error as well
+    """Every item of the reference's dataset is read. may_refuse: the contract accepts an error as well
     as the reference's empty data set (a text shorter than one window)."""
     items = list(range(len(reference_object("1.3")(text, get_encoding(), max_length, stride))))
     args = {"text": text, "max_length": max_length, "stride": stride, "items": items}

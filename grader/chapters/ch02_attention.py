@@ -8,9 +8,9 @@ import torch
 from gptcourse.checking.chapters.ch02_attention import causal_attention_arguments, self_attention_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.attention import (MASKING, NAIVE_SOFTMAX, NEG_INF, SCALING, attend, dropout_internals,
+from grader.chapters.attention import (MASKING, NAIVE_SOFTMAX, NEG_INF, SCALING, attend, dropout_internals,
                                      module_case, naive_softmax)
-from grader.hidden.casekit import shape_label, subclass_with_forward
+from grader.chapters.casekit import shape_label, subclass_with_forward
 
 TOY_INPUTS = np.array(
     [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],

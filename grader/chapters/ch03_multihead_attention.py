@@ -6,8 +6,8 @@ import torch
 
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from grader.chapters import GraderSpec
-from grader.hidden.attention import dropout_internals, module_case, multi_head_mistakes
-from grader.hidden.casekit import subclass_with_forward
+from grader.chapters.attention import dropout_internals, module_case, multi_head_mistakes
+from grader.chapters.casekit import subclass_with_forward
 
 # MultiHeadAttentionWrapper concatenates num_heads outputs of width d_out.
 _wrapper = functools.partial(module_case, "3.1", construct=multi_head_arguments, num_heads=2,

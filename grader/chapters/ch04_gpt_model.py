@@ -16,7 +16,7 @@ import torch.nn as nn
 from gptcourse.checking.chapters.ch04_gpt_model import config_arguments, layer_norm_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import add_x_future, module_arrays, module_weights, reference_module, subclass_with
+from grader.chapters.casekit import add_x_future, module_arrays, module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 from grader.reference.ch04_gpt_model import GPT_CONFIG_124M  # the notebook's setup cell, one source
 
@@ -262,7 +262,7 @@ def _layer_norm_forward(unbiased=False, eps="inside", dim=-1, std=False, swap=Fa
     return forward
 
 
-EPS_TOO_SMALL = ("eps is missing or smaller than the spec's 1e-5: divide by torch.sqrt(var + self.eps) with "
+EPS_TOO_SMALL = ("eps is missing or smaller than the task's 1e-5: divide by torch.sqrt(var + self.eps) with "
                  "self.eps = 1e-5 (without it a row of equal values divides by 0)")
 
 
@@ -297,7 +297,7 @@ def _gelu(formula):
 def _mistakes_4_2():
     c = (2.0 / np.pi) ** 0.5
     return [
-        ("nn.GELU() / F.gelu without approximate=\"tanh\": that is the exact (erf) GELU; the spec asks for "
+        ("nn.GELU() / F.gelu without approximate=\"tanh\": that is the exact (erf) GELU; the task asks for "
          "the tanh approximation", _gelu(lambda x: torch.nn.functional.gelu(x))),
         ("the cubic term is x**2 instead of x**3: 0.044715 * x**3", _gelu(lambda x: 0.5 * x * (1 + torch.tanh(c * (x + 0.044715 * x**2))))),
         ("the cubic term is missing: tanh(sqrt(2 / pi) * (x + 0.044715 * x**3))", _gelu(lambda x: 0.5 * x * (1 + torch.tanh(c * x)))),
@@ -312,7 +312,7 @@ def _mistakes_4_2():
         # The normal density's constant, 1 / sqrt(2 * pi), is the one students know by heart.
         ("the constant is sqrt(2 * pi) (the normal density's) instead of sqrt(2 / pi): "
          "math.sqrt(2 / math.pi)", _gelu(lambda x: 0.5 * x * (1 + torch.tanh((2 * np.pi) ** 0.5 * (x + 0.044715 * x**3))))),
-        ("the sigmoid approximation x * sigmoid(1.702 x) is used: the spec asks for the tanh formula",
+        ("the sigmoid approximation x * sigmoid(1.702 x) is used: the task asks for the tanh formula",
          _gelu(lambda x: x * torch.sigmoid(1.702 * x))),
         ("ReLU is used instead of GELU", _gelu(torch.relu)),
         (TANH_BY_HAND, _gelu(lambda x: 0.5 * x * (1 + _tanh_by_hand(c * (x + 0.044715 * x**3))))),
@@ -404,7 +404,7 @@ def _mistakes_4_5():
         ("the position table is looked up with the token ids: look it up with the positions "
          "torch.arange(num_tokens)", model(positions="ids")),
         ("the logits are computed with the token embedding's weight (x @ tok_emb.weight.T) instead of "
-         "out_head: the spec's model has a separate out_head, self.out_head(x)", model(tied=True)),
+         "out_head: the task's model has a separate out_head, self.out_head(x)", model(tied=True)),
         ("a softmax is applied to the logits: forward returns the raw logits (the loss and the sampling "
          "apply the softmax themselves)", model(softmax=True)),
     ]

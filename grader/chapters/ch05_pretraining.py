@@ -20,7 +20,7 @@ import torch
 from gptcourse.checking.chapters.toys import TinyLanguageModel
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import module_weights, reference_with_text_replaced
+from grader.chapters.casekit import module_weights, reference_with_text_replaced
 from grader.reference import reference_object, reference_objects
 
 START_CONTEXTS = ("A+B=C", "X=Y+Z", "A;B?", "#A")  # GPT-2 ids all below 64
@@ -147,7 +147,7 @@ def _training_case(task_id, rng, model_args, train_sequences=6, val_sequences=4,
 
 def _observe_training(case, train_model):
     """The observations of `train_model` (the reference's or a known mistake's) on a training case."""
-    from grader.hidden.expectations import seeded_probe  # the grader's own way of running the reference
+    from grader.grading.expectations import seeded_probe  # the grader's own way of running the reference
     return seeded_probe({**reference_objects("5.7"), "train_model": train_model}, case)
 
 
@@ -281,7 +281,7 @@ def _for_device(case, device):
 
 def _extras_5_7(case):
     """train_model: the book clips from the step after warmup, the reference from the step at its
-    end; the spec's "after warmup" allows both, so the book's run is an accepted alternative."""
+    end; the contract's "after warmup" allows both, so the book's run is an accepted alternative."""
     if case.kind == "train":
         return {"internals/alternatives": [_observe_training(case, _train_model_with(clip_from="after_warmup"))]}
     return {}
@@ -430,7 +430,7 @@ def _mistakes_5_3():
         return total / n
 
     return [
-        ("each token is weighted equally: the spec's loss is the mean of the batch losses (a partial last "
+        ("each token is weighted equally: the task's loss is the mean of the batch losses (a partial last "
          "batch counts as much as a full one)", token_weighted),
         ("the sum is divided by len(data_loader), not by the number of batches used", divides_by_loader_length),
         ("num_batches is larger than the loader here, and the sum of the loader's batches is divided by "

@@ -24,9 +24,9 @@ import torch
 from gptcourse.checking.chapters.attention import multi_head_arguments
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
+from grader.chapters.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
                                      naive_softmax)
-from grader.hidden.casekit import module_weights, reference_module, subclass_with
+from grader.chapters.casekit import module_weights, reference_module, subclass_with
 from grader.reference import reference_object
 
 NEG_INF = float("-inf")
@@ -270,7 +270,7 @@ def _sampling_mistakes(args, arrays):
     found = [
         ("the temperature is applied before top-k and top-p: filter the logits first (top-k, then top-p), "
          "then divide by the temperature and sample", _outcome_probs(args, arrays, _ORDERS["temperature_first"])),
-        ("top-p is applied before top-k: the spec's order is top-k, then top-p (on what top-k kept), then "
+        ("top-p is applied before top-k: the task's order is top-k, then top-p (on what top-k kept), then "
          "the temperature", _outcome_probs(args, arrays, _ORDERS["top_p_first"])),
         ("the temperature is ignored: divide the logits by it before the softmax",
          _outcome_probs(args, arrays, options={"temperature": 1.0})),
@@ -389,8 +389,8 @@ def _extras_6_5(case):
 
 def _end_token_alternatives(case):
     """The book stops before appending the end token that finishes the last row: one token fewer,
-    the same rows before their end tokens. Both readings of the spec pass."""
-    from grader.hidden.expectations import seeded_probe
+    the same rows before their end tokens. Both readings of the contract pass."""
+    from grader.grading.expectations import seeded_probe
     from grader.reference import reference_objects
 
     expected = seeded_probe(reference_objects(case.task), case)

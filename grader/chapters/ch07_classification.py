@@ -4,7 +4,7 @@ cases and its known mistakes.
 - 7.1: small DataFrames of made-up messages (each text unique, so a row is known by its
   content), with an index that is not 0, 1, 2, ... (as after balancing). Split sizes are
   chosen where int() and round() differ and where the test part is not
-  int(len * test_frac). The spec's "split by fraction" also reads as cumulative cuts,
+  int(len * test_frac). The contract's "split by fraction" also reads as cumulative cuts,
   int(len * train_frac) and int(len * (train_frac + validation_frac)) (np.split's idiom):
   that reading is an accepted alternative (expectation_extras).
 - 7.2: CSV files with commas, quotes, line breaks and non-ASCII text; max_length None, shorter
@@ -23,8 +23,8 @@ import torch
 from gptcourse.checking.chapters.toys import ToyClassifier, ToyGPT
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import module_weights
-from grader.hidden.expectations import seeded_probe
+from grader.chapters.casekit import module_weights
+from grader.grading.expectations import seeded_probe
 from grader.reference import reference_object, reference_objects
 
 HAM_WORDS = ("ok", "see", "you", "at", "home", "later", "lunch", "tomorrow", "mum", "thanks", "love", "gonna",

@@ -20,7 +20,7 @@ import torch
 from gptcourse.checking.chapters.toys import NestedModel
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
-from grader.hidden.casekit import module_weights, subclass_with
+from grader.chapters.casekit import module_weights, subclass_with
 from grader.reference import reference_object
 
 GPT2_SMALL = {"vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12, "n_layers": 12,
@@ -156,7 +156,7 @@ def _mistakes_8_1():
         ("A is drawn from a normal distribution: kaiming_uniform_ draws uniformly",
          subclass_with("8.1", __init__=init_normal)),
         ("the update is not scaled by alpha: alpha * (x @ A @ B)", subclass_with("8.1", forward=no_alpha)),
-        ("the update is scaled by alpha / rank (the LoRA paper's scaling): this spec's update is "
+        ("the update is scaled by alpha / rank (the LoRA paper's scaling): this task's update is "
          "alpha * (x @ A @ B)", subclass_with("8.1", forward=alpha_over_rank)),
     ]
 

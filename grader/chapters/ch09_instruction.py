@@ -2,7 +2,7 @@
 cases and its known mistakes.
 
 - 9.1: entries with and without an input, an input of only whitespace (not empty: the section
-  is there, the spec's "non-empty"), non-ASCII text, instructions and inputs over several lines,
+  is there, the contract's "non-empty"), non-ASCII text, instructions and inputs over several lines,
   with braces (a str.format template must not read them), trailing spaces (kept), and entries
   with more keys than the three.
 - 9.2: batches as a DataLoader hands them over (lists of token-id lists) with uneven lengths,

@@ -5,11 +5,11 @@ answer explains, task by task, and the cells that match code given as a referenc
 
 DIR is the folder a grade run wrote: its run.json says where the submissions are, its
 grades.json which notebooks were graded. For every graded task, each student's task cell (found
-the way the grader finds it, grader/submissions.py) is compared with every other student's, and
+the way the grader finds it, grader/grading/submissions.py) is compared with every other student's, and
 with every file of the --reference folders (last year's submissions, the book's public code).
 Written: DIR/similarity.json (what was found), DIR/similarity/<task>/<a>--<b>.html (a page per
 flagged pair, the two cells side by side with the shared passages marked) and DIR/report.html
-again, whose "Similar work" section lists them (grader/class_report.py).
+again, whose "Similar work" section lists them (grader/outputs/class_report.py).
 
 The comparison is copydetect's (MOSS-style fingerprints): each cell is tokenised by Pygments'
 Python lexer, with every name, attribute and string reduced to one letter and comments and
@@ -54,8 +54,9 @@ from itertools import combinations
 import numpy as np
 
 from gptcourse.checking.tasks import get_task, tasks_of
-from grader import gradefolder, paths
-from grader.gradefolder import safe_name, write_atomically
+from grader import paths
+from grader.grading import gradefolder
+from grader.grading.gradefolder import safe_name, write_atomically
 
 # A passage shorter than NOISE_TOKENS filtered characters is never a match (copydetect's default).
 # Its default guarantee threshold (30) winnows with a window of 6: which fingerprints a cell keeps
@@ -143,7 +144,7 @@ class Boilerplate:
 @functools.lru_cache(maxsize=None)
 def release_boilerplate(chapter):
     """The code cells of course/<chapter>.ipynb, the notebook every student started from."""
-    from grader.submissions import read_notebook
+    from grader.grading.submissions import read_notebook
 
     notebook = read_notebook(os.path.join(paths.COURSE, f"{chapter}.ipynb"))
     if notebook.error:
@@ -370,7 +371,7 @@ class ClassCells:
 def class_cells(out_dir):
     """The task cells of the notebooks that DIR's grade run graded, read again from where run.json
     says they are (grade folders do not keep the students' code)."""
-    from grader.submissions import discover, find_task_cell, graded_notebooks
+    from grader.grading.submissions import discover, find_task_cell, graded_notebooks
 
     records = gradefolder.read_grades(out_dir)
     run = gradefolder.read_run(out_dir)
@@ -405,7 +406,7 @@ REFERENCE_SUFFIXES = (".py", ".ipynb")
 def reference_files(folders):
     """[(label, code)] of every .py file and notebook under the folders; a notebook's code is its
     code cells, one after the other. The label is the folder's name and the file's path in it."""
-    from grader.submissions import read_notebook
+    from grader.grading.submissions import read_notebook
 
     found = []
     for folder in folders:
@@ -503,7 +504,7 @@ def _library():
 
 
 def _write_class_report(out_dir):
-    from grader.class_report import write_report
+    from grader.outputs.class_report import write_report
 
     write_report(gradefolder.read_grades(out_dir), out_dir, gradefolder.read_run(out_dir, required=False))
 

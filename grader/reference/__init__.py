@@ -1,7 +1,7 @@
 """The hidden reference package: every graded name of the course, correct.
 
 The chapter modules (chNN_*.py) are generated from the masters' solution cells by
-`make release` (grader/build.py); do not edit them by hand. tests/notebooks/test_generated.py fails
+`make release` (grader/authoring/build.py); do not edit them by hand. tests/notebooks/test_generated.py fails
 when they drift from the masters.
 """
 import importlib

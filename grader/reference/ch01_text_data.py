@@ -1,5 +1,5 @@
 """Reference solutions of 01_text_data: GENERATED from solutions/01_text_data.ipynb by
-`make release` (python -m grader.build). Do not edit; edit the master instead."""
+`make release` (python -m grader.authoring.build). Do not edit; edit the master instead."""
 
 
 # %% setup

@@ -1,5 +1,5 @@
 """Reference solutions of 03_multihead_attention: GENERATED from solutions/03_multihead_attention.ipynb by
-`make release` (python -m grader.build). Do not edit; edit the master instead."""
+`make release` (python -m grader.authoring.build). Do not edit; edit the master instead."""
 
 
 # %% setup

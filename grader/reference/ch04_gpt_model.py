@@ -1,5 +1,5 @@
 """Reference solutions of 04_gpt_model: GENERATED from solutions/04_gpt_model.ipynb by
-`make release` (python -m grader.build). Do not edit; edit the master instead."""
+`make release` (python -m grader.authoring.build). Do not edit; edit the master instead."""
 
 
 # %% setup

@@ -1,5 +1,5 @@
 """Reference solutions of 07_classification: GENERATED from solutions/07_classification.ipynb by
-`make release` (python -m grader.build). Do not edit; edit the master instead."""
+`make release` (python -m grader.authoring.build). Do not edit; edit the master instead."""
 
 
 # %% setup

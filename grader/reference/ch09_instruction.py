@@ -1,5 +1,5 @@
 """Reference solutions of 09_instruction: GENERATED from solutions/09_instruction.ipynb by
-`make release` (python -m grader.build). Do not edit; edit the master instead."""
+`make release` (python -m grader.authoring.build). Do not edit; edit the master instead."""
 
 
 # %% setup

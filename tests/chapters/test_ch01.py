@@ -27,7 +27,7 @@ def test_a_token_the_split_should_have_cut_is_named():
 
     case = Case("1.2", "vocab", "a text", {"text": "She paused--then smiled."})
     message = verdict("1.2", case, build_vocab)
-    assert "yours has the token 'paused--then' where the spec's split gives separate tokens" in message
+    assert "yours has the token 'paused--then' where the task's split gives separate tokens" in message
 
 
 def test_right_tokens_with_other_ids_are_named():

@@ -30,7 +30,7 @@ def test_text_to_token_ids_and_back_match_the_spec():
 
 def test_the_empty_text_gives_int64_ids_and_no_case_asks_for_it():
     """The task text promises int64 ids; torch.tensor([]) alone would be float32. No case encodes
-    the empty text: the book's torch.tensor(ids) gives float32 there, and the spec says nothing of it."""
+    the empty text: the book's torch.tensor(ids) gives float32 there, and the contract says nothing of it."""
     ids = ch05.text_to_token_ids("", ch01.get_encoding())
     assert ids.dtype == torch.int64 and tuple(ids.shape) == (1, 0)
     cases = [case for seed in range(20) for case in hidden_cases("5.1", seed)]  # the public ones too
@@ -115,7 +115,7 @@ def test_the_gpt2_124m_configuration_has_gpt2_s_parameter_count():
 
 
 # ------------------------------------------------------------------------------------------
-# The training loops' known mistakes come from the reference loop (issue 35)
+# The training loops' known mistakes come from the reference loop, not from hand copies of it
 # ------------------------------------------------------------------------------------------
 
 LOOPS = ("train_model_simple", "train_model")
@@ -142,7 +142,7 @@ def test_the_grader_s_chapter_module_writes_no_training_loop_of_its_own():
 
 
 def test_a_known_mistake_is_the_reference_with_its_text_replaced():
-    from grader.hidden.casekit import reference_with_text_replaced
+    from grader.chapters.casekit import reference_with_text_replaced
 
     from gptcourse.tokenizer import get_encoding
 

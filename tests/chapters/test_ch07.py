@@ -37,7 +37,7 @@ def test_hidden_cases_can_be_drawn_for_many_seeds(task_id):
     # Cases are redrawn until they tell mistakes apart (7.4: the first token's predictions must
     # score differently); a seed for which that never happens would leave a whole class ungraded.
     from grader.chapters import hidden_cases
-    from grader.hidden.expectations import expectations
+    from grader.grading.expectations import expectations
 
     for seed in (4242, *range(12)):
         for case in hidden_cases(task_id, seed):

@@ -10,7 +10,7 @@ from gptcourse.checking.probes import ProbeContext, run_probe
 @pytest.mark.parametrize("task_id", ["9.1", "9.2"])
 def test_hidden_cases_can_be_drawn_for_many_seeds(task_id):
     from grader.chapters import hidden_cases
-    from grader.hidden.expectations import expectations
+    from grader.grading.expectations import expectations
 
     for seed in (4242, *range(12)):
         for case in hidden_cases(task_id, seed):
@@ -47,7 +47,7 @@ def test_tensors_left_on_the_cpu_are_caught_on_the_meta_device():
 
 def test_a_batch_padded_in_place_is_reported_before_the_outputs():
     from gptcourse.checking.judge import judge
-    from grader.hidden.expectations import expectations
+    from grader.grading.expectations import expectations
 
     def pads_in_place(batch, pad_token_id=50256, ignore_index=-100, allowed_max_length=None, device="cpu"):
         from grader.reference import ch09_instruction as ch09
@@ -72,7 +72,7 @@ def test_a_batch_padded_in_place_is_reported_before_the_outputs():
 def test_the_prompt_message_names_the_input_rule_and_shows_the_line(entry_input, wrong, words):
     from gptcourse.checking.judge import judge
     from gptcourse.checking.records import Case
-    from grader.hidden.expectations import expectations
+    from grader.grading.expectations import expectations
 
     case = Case("9.1", "format", "a test entry", {"entry": {"instruction": "Say hi.", "input": entry_input,
                                                             "output": "Hi."}})

@@ -1,12 +1,14 @@
 """The gptcourse package is split by who uses it: its top level is what notebooks call, and
 gptcourse.checking is the machinery behind the self-checks and the grader. These tests keep the
 seam where it is: notebooks import only the top level, each part's docstring is a true map of
-its modules, and importing the machinery's package costs nothing before torch is needed."""
+its modules, every import a docstring shows works, and importing the machinery's package costs
+nothing before torch is needed."""
 
 from __future__ import annotations
 
 import ast
 import pkgutil
+import re
 import subprocess
 import sys
 
@@ -83,3 +85,32 @@ def test_importing_the_machinery_package_imports_neither_torch_nor_numpy():
             "print(sorted(m for m in ('torch', 'numpy', 'nbformat') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]", result.stdout
+
+
+# An import statement shown in backquotes in a docstring: `from gptcourse.checking import kinds`.
+SHOWN_IMPORT = re.compile(r"`((?:from [\w.]+ import [\w, ]+)|(?:import [\w.]+))`")
+
+
+def imports_shown_in_docstrings(root):
+    """{import statement: the first file whose docstrings (of the module, a class or a function) show it}."""
+    shown = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                for statement in SHOWN_IMPORT.findall(ast.get_docstring(node) or ""):
+                    shown.setdefault(statement, str(path.relative_to(REPO)))
+    return shown
+
+
+def test_every_import_a_docstring_shows_works():
+    """What a docstring tells a reader to type runs: the kinds' docstring once showed
+    `from gptcourse import kinds`, an ImportError."""
+    shown = imports_shown_in_docstrings(REPO / "course" / "gptcourse")
+    failed = []
+    for statement, where in shown.items():
+        try:
+            exec(statement, {})
+        except ImportError as exc:
+            failed.append(f"{where}: {statement}: {exc}")
+    assert not failed, "\n".join(failed)
+    assert "from gptcourse.checking import kinds" in shown, shown  # the scan finds what it looks for

@@ -1,6 +1,6 @@
 """Progress bars appear once a loop has been running for a moment (gptcourse.progress): a cell
 that stops at once on a task you have not finished shows its one-line message alone, not an
-empty bar above it (issue 27)."""
+empty bar above it."""
 import time
 
 import pytest

@@ -29,16 +29,16 @@ def test_arrays_round_trip_exactly_with_dtype_and_shape(dtype, size):
 def test_large_float_arrays_are_base64_and_much_smaller_than_a_list():
     array = np.random.default_rng(0).normal(size=(32, 32))
     text = records.dumps({"a": array})
-    spec = json.loads(text)["a"]["__ndarray__"]
-    assert "base64" in spec and "data" not in spec
+    encoded = json.loads(text)["a"]["__ndarray__"]
+    assert "base64" in encoded and "data" not in encoded
     as_list = json.dumps(array.ravel().tolist())
     assert len(text) < 0.7 * len(as_list)
     assert np.array_equal(records.loads(text)["a"], array)  # bit for bit
 
 
 def test_small_arrays_stay_readable_lists():
-    spec = json.loads(records.dumps(np.arange(6.0).reshape(2, 3)))["__ndarray__"]
-    assert spec["data"] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and spec["shape"] == [2, 3]
+    encoded = json.loads(records.dumps(np.arange(6.0).reshape(2, 3)))["__ndarray__"]
+    assert encoded["data"] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and encoded["shape"] == [2, 3]
 
 
 def test_nan_and_infinities_round_trip_in_arrays_and_floats():

@@ -1,6 +1,6 @@
 """The toy models the probes run live in one module, gptcourse.checking.chapters.toys, and no chapter
 module imports another chapter's module (what chapters share lives in a shared module:
-chapters/attention.py, chapters/toys.py, grader/hidden/). Costs well under a second: it reads source files
+chapters/attention.py, chapters/toys.py, grader/chapters/casekit.py and attention.py). Costs well under a second: it reads source files
 and imports modules the other tests import anyway."""
 import ast
 import inspect
@@ -48,7 +48,7 @@ def test_no_chapter_module_imports_another_chapter_s_module(path):
     others = sorted({m for m in _imported_modules(path) if _chapter_of(m) not in (None, own)})
     assert not others, (f"{path.relative_to(REPO)} imports {others}: move what chapters share to "
                         f"gptcourse/checking/chapters/toys.py (models), chapters/attention.py (attention probes) or "
-                        f"grader/hidden/ (the grader's cases and known mistakes)")
+                        f"grader/chapters/casekit.py or attention.py (the grader's cases and known mistakes)")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

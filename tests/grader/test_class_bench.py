@@ -1,5 +1,5 @@
 """benchmarks/class_bench.py's parts (benchmarks/classbench/): the class it builds is the one it
-plans, and no benchmark patches a private name of the code it measures (issue 35: --profile
+plans, and no benchmark patches a private name of the code it measures (--profile once
 replaced WorkerPool._handle; it now uses the pool's public reply_observers)."""
 import ast
 import json
@@ -65,3 +65,46 @@ def test_no_benchmark_patches_a_private_name():
 def test_the_scan_finds_a_private_name_patched():
     source = "from grader import pool\npool.WorkerPool._handle = lambda *a: None\nsetattr(pool, '_x', 1)\nself._y = 2\n"
     assert private_assignments(source) == [(2, "pool.WorkerPool._handle"), (3, "setattr(pool, '_x', 1)")]
+
+
+def private_names_of_the_project():
+    """Every name with one leading underscore that the course package or the grader defines
+    (functions, classes, methods, module-level names)."""
+    names = set()
+    for root in (REPO / "course" / "gptcourse", REPO / "grader"):
+        for path in root.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, ast.Assign):
+                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def private_uses(source, private):
+    """[(line, name)] where code reads one of `private`: as an attribute (x._name), an import, or a
+    string that names it (a profiler's stats matched on a function's name)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in private and not (
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.ImportFrom):
+            found += [(node.lineno, alias.name) for alias in node.names if alias.name in private]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in private:
+            found.append((node.lineno, node.value))
+    return found
+
+
+def test_benchmarks_use_only_public_names_of_the_course_and_the_grader():
+    """A benchmark that reaches for engine._job or matches a profile on '_exec_student_cell' breaks
+    when the code is tidied; what benchmarks need is public API."""
+    private = private_names_of_the_project()
+    found = [f"{path.relative_to(REPO)}:{line}: {name}" for path in sorted((REPO / "benchmarks").rglob("*.py"))
+             for line, name in private_uses(path.read_text(encoding="utf-8"), private)]
+    assert not found, found
+
+
+def test_the_scan_finds_private_names_read():
+    source = "from m import _hidden\nengine._job(1)\nstats.get('_exec')\nself._mine = 1\nx._other\n"
+    assert private_uses(source, {"_hidden", "_job", "_exec", "_mine"}) == [(1, "_hidden"), (2, "_job"), (3, "_exec")]

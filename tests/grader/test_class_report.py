@@ -1,4 +1,4 @@
-"""The class report (grader/class_report.py): DIR/report.html after grading.
+"""The class report (grader/outputs/class_report.py): DIR/report.html after grading.
 
 Synthetic records check what the page says (counts, order of mistakes, links, escaping, the
 embedded plots); a small grade run checks that every run writes one; headless Chromium checks
@@ -25,8 +25,9 @@ from browsers import chromium
 from factory import CORPUS, REPO, filled_notebook, run_grader, write_notebook
 from gptcourse.checking import findings
 from gptcourse.checking.findings import Finding
-from grader import class_report, gradefolder, report
-from grader.class_report import mistake_of
+from grader.outputs import class_report, report
+from grader.grading import gradefolder
+from grader.outputs.class_report import mistake_of
 
 HOSTILE = '<script>alert("x")</script>'
 RUN = {"seed": 4242, "device": "cpu", "torch": "2.13.0", "cuda": None, "isolation": {"sandbox": "none"}}
@@ -42,7 +43,7 @@ REJECTED = "the notebook file is not valid notebook JSON (Expecting value at lin
 NO_HINT = "Failed on 10 messages [cpu]: The returned value: expected 3, got 4"
 PASSED = "All 4 hidden test cases passed."
 ON_CASE = {"case": "a batch of 2 sequences of 6 tokens, float32", "device": "cpu"}
-# What the verdict records next to each message above (grader/verdict.py): the report groups on it.
+# What the verdict records next to each message above (grader/grading/verdict.py): the report groups on it.
 FINDINGS = {
     KNOWN: Finding("known mistake", observed="Attention weights", **ON_CASE,
                    mistake="the scores are scaled: simple self-attention uses the raw dot products"),

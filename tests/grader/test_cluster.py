@@ -1,5 +1,5 @@
 """Grading on a Dask cluster (`grade --cluster`), with real processes: a `dask scheduler` and
-`dask worker`s started here on free ports of 127.0.0.1 (grader/local_cluster.py), and stopped by
+`dask worker`s started here on free ports of 127.0.0.1 (grader/cluster/local.py), and stopped by
 process group whatever happens.
 
 The grades must be those of the local pool, whatever the cluster goes through: a worker killed
@@ -18,7 +18,7 @@ import time
 import pytest
 
 from factory import CORPUS, REPO, filled_notebook, run_grader, write_notebook
-from grader.local_cluster import LocalCluster
+from grader.cluster.local import LocalCluster
 
 pytestmark = pytest.mark.slow  # clusters and grade runs: about a minute and a half
 
@@ -159,7 +159,7 @@ def test_no_usable_worker_stops_before_grading(submissions, tmp_path):
 
 
 def test_an_unreachable_scheduler_is_one_message_and_exit_2(submissions, tmp_path):
-    from grader.local_cluster import free_port
+    from grader.cluster.local import free_port
 
     result = subprocess.run(grade_command(submissions, tmp_path / "out", f"tcp://127.0.0.1:{free_port()}"),
                             cwd=REPO, capture_output=True, text=True, timeout=300,
@@ -209,7 +209,7 @@ def test_the_by_hand_commands_of_docs_grading_md_grade_as_written(local, submiss
     """docs/grading.md, "On a few machines by hand": the scheduler, a worker with two processes
     and the grade command, as written there (this machine's free port for 8786, the test's
     folders for submissions/ and grades)."""
-    from grader.local_cluster import free_port
+    from grader.cluster.local import free_port
 
     text = (REPO / "docs" / "grading.md").read_text()
     block = text.split("### On a few machines by hand", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]

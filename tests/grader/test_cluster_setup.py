@@ -1,5 +1,5 @@
 """Grading on a cluster without starting one: the Slurm job script dask-jobqueue writes from
-grader/slurm_cluster.py, what a job sent to a worker holds (never the expected observations nor
+grader/cluster/slurm.py, what a job sent to a worker holds (never the expected observations nor
 the reference of the task being graded), and the worker's preflight. The real processes are in
 test_cluster.py."""
 import json
@@ -8,8 +8,8 @@ import logging
 import pytest
 
 from factory import REPO, filled_notebook
-from grader import cluster, cluster_worker
-from grader.slurm_cluster import slurm_cluster
+from grader.cluster import pool as cluster, worker as cluster_worker
+from grader.cluster.slurm import slurm_cluster
 
 
 def test_the_slurm_job_script_runs_one_single_threaded_worker_from_the_checkout(tmp_path):
@@ -33,7 +33,7 @@ def test_the_slurm_job_script_runs_one_single_threaded_worker_from_the_checkout(
 def test_a_job_sent_to_a_worker_holds_what_the_host_needs_and_no_answer(monkeypatch):
     """The worker gets the setup, the earlier tasks' reference, the student's cell and the cases'
     inputs: the graded task's own reference and the expected observations stay here."""
-    from grader import engine
+    from grader.grading import engine
     from grader.paths import load_manifest
 
     manifest = load_manifest()
@@ -42,7 +42,7 @@ def test_a_job_sent_to_a_worker_holds_what_the_host_needs_and_no_answer(monkeypa
     cases, expected = expectations.for_task("2.5")
     student = next(c["source"] for c in filled_notebook("02_attention")["cells"]
                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "task_2_4")
-    job = engine._job("2.5", student, manifest, cases, settings)
+    job = engine.worker_job("2.5", student, manifest, cases, settings)
     captured = []
     client = type("Client", (), {"submit": lambda self, fn, *args, **kw: captured.append((fn, args, kw))})()
     pool = _pool_without_a_cluster(sandbox_option="none", usable={"tcp://w1"}, client=client)
@@ -85,7 +85,7 @@ def test_a_worker_preflight_names_what_it_lacks(monkeypatch):
     assert any("differs from the grading process's" in p for p in answer["problems"])
     assert any("the grading process 0.0.1" in p for p in answer["problems"])
     ok = cluster_worker.preflight(cluster_worker.fingerprint(), torch.__version__, ["02_attention"], "none", "cpu")
-    assert ok == {"problems": [], "isolation": ok["isolation"]} and ok["isolation"]["sandbox"] == "none"
+    assert ok == {"problems": [], "isolation": ok["isolation"], "cuda": False} and ok["isolation"]["sandbox"] == "none"
 
 
 @pytest.mark.parametrize("status", ["cancelled"])

@@ -36,26 +36,27 @@ def test_grading_commands_do_not_import_the_build_tools():
     loaded = run("import sys",
                  "from grader.__main__ import main",
                  "assert main(['report', '/nonexistent/grades']) == 1",
-                 "print(sorted(m for m in ('nbformat', 'nbgrader', 'grader.build', 'grader.workshop') if m in sys.modules))")
+                 "print(sorted(m for m in ('nbformat', 'nbgrader', 'grader.authoring.build', 'grader.authoring.workshop') if m in sys.modules))")
     assert loaded.strip() == "[]"
 
 
 def test_the_older_module_spellings_still_work():
-    for module in ("grader.build", "grader.workshop"):
+    for module in ("grader.authoring.build", "grader.authoring.workshop"):
         out = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True, text=True,
                              timeout=120)
         assert out.returncode == 0 and "usage: python -m grader" in out.stdout, out.stderr
 
 
 def test_the_tools_that_read_a_grade_folder_do_not_import_torch():
-    """Exports, the nbgrader push, the reports, the similarity report and the grade folder's own
-    module read JSON: they take the manifest from grader.paths and records from grader.gradefolder,
+    """Exports, the nbgrader and LMS pushes, the reports, the similarity report and the grade folder's own
+    module read JSON: they take the manifest from grader.paths and records from grader.grading.gradefolder,
     not from the engine."""
     loaded = run("import sys",
-                 "from grader import class_report, exports, gradefolder, nbgrader_push, report",
-                 "from grader.outputs import similarity",
+                 "from grader.outputs import class_report, exports, lms, report, similarity",
+                 "from grader.grading import gradefolder",
+                 "from grader.nbgrading import push",
                  "from grader.paths import load_manifest",
                  "assert load_manifest()",
                  "assert similarity.find_similar({'2.1': {'a': 'x = 1', 'b': 'y = 2'}})['2.1'].pairs == []",
-                 "print(sorted(m for m in ('torch', 'grader.engine') if m in sys.modules))")
+                 "print(sorted(m for m in ('torch', 'grader.grading.engine') if m in sys.modules))")
     assert loaded.strip() == "[]"

@@ -120,7 +120,7 @@ def message_without_case(feedback):
 
 def test_most_messages_name_the_mistake(graded, capsys):
     """The share of the corpus's wrong cells whose message, without the case's label, names the
-    mistake (holds one of the item's keywords): the figure issue 23 asks for, at least 80 %."""
+    mistake (holds one of the item's keywords): the course's target is at least 80 %."""
     wrong = [item for item in ITEMS if item.expect == "wrong"]
     unnamed = [item.id for item in wrong
                if not any(k in message_without_case(graded[item.id][item.task]["feedback"]).lower()

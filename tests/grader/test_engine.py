@@ -124,7 +124,7 @@ def test_the_grading_process_computes_expectations_with_one_torch_thread(tmp_pat
     """The expected observations are computed while the workers run: with a torch thread per
     core they fought the workers for the cores (43 s instead of 2 s on a busy machine). They use
     one thread, as the workers do, and the caller's setting is restored afterwards."""
-    from grader import engine
+    from grader.grading import engine
 
     threads_seen = []
     expected = engine.Expectations.expected

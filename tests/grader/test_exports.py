@@ -1,4 +1,4 @@
-"""Gradebook exports (grader/exports.py): Canvas and Moodle grade imports from grades.json.
+"""Gradebook exports (grader/outputs/exports.py): Canvas and Moodle grade imports from grades.json.
 
 Golden files for a small class: the headers Canvas and Moodle expect, Canvas's Points
 Possible row, roster mapping, empty (not graded) versus 0 (graded, wrong), quoting, the
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from factory import REPO
-from grader import exports
+from grader.outputs import exports
 
 CH2 = "Chapter 02 — Attention and causal masking"
 CH3 = "Chapter 03 — Multi-head attention"

@@ -1,4 +1,4 @@
-"""The Gradescope autograder (grader/gradescope.py): `python -m grader gradescope --out autograder.zip`.
+"""The Gradescope autograder (grader/outputs/gradescope.py): `python -m grader gradescope --out autograder.zip`.
 
 There is no Gradescope here, so a temporary folder stands for its /autograder: the zip is
 unpacked into ROOT/source as Gradescope does (permissions kept), setup.sh runs there and builds a
@@ -28,7 +28,7 @@ import torch
 from factory import REPO, corpus_items, filled_notebook, records_by_submission, run_grader, write_notebook
 from gptcourse import data
 from gptcourse.checking.tasks import tasks_of
-from grader import gradescope
+from grader.outputs import gradescope
 
 SEED = 2025
 CHAPTERS = ("01_text_data", "02_attention")
@@ -158,8 +158,8 @@ def test_zip_holds_the_scripts_grader_reference_and_data(autograder_zip):
         data_files = {name[len("data/"):]: archive.read(name) for name in names if name.startswith("data/")}
     # Gradescope's two files, at the root, executable.
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert {"grader/engine.py", "grader/reference/manifest.json", "grader/hidden/expectations.py",
-            "course/pyproject.toml", "course/gptcourse/checking/worker_host.py"} <= names
+    assert {"grader/grading/engine.py", "grader/reference/manifest.json", "grader/grading/expectations.py",
+            "course/pyproject.toml", "course/gptcourse/checking/worker_host/__main__.py"} <= names
     assert any(n.startswith("course/gptcourse/checking/fixtures/") and n.endswith(".json") for n in names)
     assert settings["chapters"] == list(CHAPTERS) and settings["seed"] == SEED
     # Nothing the autograder does not need: no masters, no notebooks, no caches.

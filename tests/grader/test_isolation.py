@@ -24,8 +24,8 @@ import time
 import pytest
 
 from factory import REPO, filled_notebook, manifest, records_by_submission, run_grader, write_notebook
-from grader import sandbox
-from grader.scrub import WITHHELD, Scrubber
+from grader.grading import sandbox
+from grader.grading.scrub import WITHHELD, Scrubber
 
 CH02 = "02_attention"
 MARK = "FORGED-BY-STUDENT"
@@ -293,7 +293,7 @@ def test_sandbox_hides_the_grader_the_output_folder_and_the_network(hostile_batc
 
 
 def test_feedback_files_of_similar_names_never_collide():
-    from grader.gradefolder import safe_name
+    from grader.grading.gradefolder import safe_name
 
     names = ["a b", "a_b", "a/b", "..", ".hidden", "ok-name_1.x", "ünï", "a\udcffb"]
     files = [safe_name(name) for name in names]

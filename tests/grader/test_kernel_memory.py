@@ -9,8 +9,8 @@ from nbgrader.apps import NbGrader
 from nbgrader.preprocessors import Execute
 
 from gptcourse.checking.kernel_memory import KernelMemoryCap, kernel_arguments
-from grader.engine import Settings
-from grader.nbgrader_execute import CourseExecute
+from grader.grading.engine import Settings
+from grader.nbgrading.execute import CourseExecute
 from grader.paths import NBGRADER_CONFIG
 
 # Blocks of 50 MB until one fails, in a kernel capped at 300 MB beyond what it held with torch loaded.

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from gptcourse.checking import findings
-from gptcourse.checking.worker_host import where_stopped
-from grader import pool
-from grader.class_report import mistake_of
-from grader.verdict import memory_exhausted, requested_bytes, timeout_verdict, verdict
+from gptcourse.checking.worker_host.where import where_stopped
+from grader.grading import pool
+from grader.outputs.class_report import mistake_of
+from grader.grading.verdict import memory_exhausted, requested_bytes, timeout_verdict, verdict
 
 
 def test_a_timeout_says_the_line_and_the_step_when_the_worker_could_say_them():
@@ -59,7 +59,7 @@ def test_one_allocation_larger_than_the_limit_says_its_size():
                                                 "allocate 400000000000 bytes.", "where": "line 2: big = ...",
              "step": "calling f(x)"}
     assert requested_bytes(error) == 400_000_000_000
-    from grader.verdict import memory_verdict
+    from grader.grading.verdict import memory_verdict
 
     judged = memory_verdict(1024, error, requested=requested_bytes(error))
     assert judged.message == ("your code tried to allocate 372.5 GB at once, more than the 1,024 MB memory "
@@ -88,8 +88,8 @@ def test_where_stopped_finds_the_innermost_line_of_the_students_cell_and_the_pro
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
 def test_the_hidden_tests_time_limit_in_a_kernel_stops_a_loop_and_says_where():
-    from gptcourse.checking.worker_host import code_files
-    from grader.nbgrader_bridge import _OutOfTime, _time_limit
+    from gptcourse.checking.worker_host.where import code_files
+    from grader.nbgrading.bridge import _OutOfTime, _time_limit
 
     source = "def spin(x):\n    i = 0\n    while i < 3:\n        x = x + 1\n    return x\n"
     namespace = {}

@@ -1,4 +1,4 @@
-"""Pushing the course grader's points into an nbgrader gradebook (grader/nbgrader_push.py).
+"""Pushing the course grader's points into an nbgrader gradebook (grader/nbgrading/push.py).
 
 One temporary course directory and sqlite gradebook: the first push runs nbgrader's
 generate_assignment there (the gradebook does not exist yet), then every check cell's
@@ -12,7 +12,7 @@ import warnings
 
 import pytest
 
-from grader import nbgrader_push
+from grader.nbgrading import push as nbgrader_push
 
 pytestmark = pytest.mark.slow  # runs nbgrader generate_assignment once
 

@@ -1,4 +1,4 @@
-"""A machine problem is the instructor's, never a student's zero (grader/preflight.py).
+"""A machine problem is the instructor's, never a student's zero (grader/grading/preflight.py).
 
 Offline without the data mirror, a chapter 01 class used to get 0 on every task ("could not
 prepare this task (DownloadError ...)") in a run that ended normally, and with an empty cache as
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from factory import REPO, filled_notebook, records_by_submission, run_grader, write_notebook
-from grader import engine, preflight, regrade
+from grader.grading import engine, preflight, regrade
 
 CH01, CH02 = "01_text_data", "02_attention"
 
@@ -99,7 +99,7 @@ def _cuda():
 def test_machine_problems_one_by_one(tmp_path, monkeypatch):
     import torch
 
-    from grader import sandbox
+    from grader.grading import sandbox
 
     assert preflight.machine_problems(tmp_path / "out", "cpu", "none") == []
     assert (tmp_path / "out").is_dir() and not list((tmp_path / "out").iterdir())  # the probe file is gone

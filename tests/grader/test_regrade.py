@@ -1,4 +1,4 @@
-"""Regrading without touching the others: `python -m grader regrade` (grader/regrade.py).
+"""Regrading without touching the others: `python -m grader regrade` (grader/grading/regrade.py).
 
 A real grade run of chapter 02 (alice and carol right, bob with a wrong Task 2.4), then, each
 on its own copy of the output folder: bob's notebook replaced by a corrected one and bob

@@ -17,9 +17,9 @@ import time
 import pytest
 
 from factory import REPO, corpus_items, filled_notebook, manifest, write_notebook
-from gptcourse.checking import worker_host
+from gptcourse.checking.worker_host import processes
 from gptcourse.checking.tasks import TASKS, tasks_of
-from grader import gradefolder
+from grader.grading import gradefolder
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
 SEED = 4242
@@ -152,7 +152,7 @@ class Run:
     def kill(self):
         """SIGKILL the grader's process group, then every process it had started (the worker
         hosts run in sessions of their own). True if the grader was still running."""
-        hosts = worker_host.descendants(self.process.pid)
+        hosts = processes.descendants(self.process.pid)
         alive = self.alive()
         for target in [lambda: os.killpg(self.process.pid, signal.SIGKILL)] + [
                 (lambda pid=pid: os.kill(pid, signal.SIGKILL)) for pid in hosts]:

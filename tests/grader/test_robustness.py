@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from factory import corpus_items, filled_notebook, manifest, records_by_submission, run_grader, write_notebook
 from gptcourse.checking.tasks import TASKS, tasks_of
-from grader import submissions
-from grader.gradefolder import load_results
-from grader.submissions import (Notebook, Submission, check_cell_note, discover, find_task_cell, graded_notebooks,
-                                read_notebook)
+from grader.grading import submissions
+from grader.grading.gradefolder import load_results
+from grader.grading.submissions import (Notebook, Submission, check_cell_note, discover, find_task_cell,
+                                        graded_notebooks, read_notebook)
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
 LONE_SURROGATE = "\udcff"

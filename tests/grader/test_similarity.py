@@ -18,7 +18,8 @@ import pytest
 
 from factory import CORPUS, REPO, benchmark, disguised, filled_notebook, manifest, run_grader, write_notebook
 from gptcourse.checking.tasks import all_tasks
-from grader import class_report, gradefolder
+from grader.grading import gradefolder
+from grader.outputs import class_report
 from grader.outputs.similarity import Rules, find_similar, release_boilerplate, student_cell
 
 REFERENCE = {task_id: t["source"] for chapter in manifest().values() for task_id, t in chapter["tasks"].items()}
@@ -128,7 +129,7 @@ def test_the_release_notebook_s_lines_are_never_marked():
 
 
 def read_release(chapter):
-    from grader.submissions import read_notebook
+    from grader.grading.submissions import read_notebook
 
     return read_notebook(str(REPO / "course" / f"{chapter}.ipynb")).cells
 

@@ -10,9 +10,10 @@ import torch
 import gptcourse
 from factory import REPO
 from gptcourse.checking import worker_host
+from gptcourse.checking.worker_host import gpu, preload
 from gptcourse.checking.records import dumps
-from grader import pool, sandbox
-from grader.engine import Expectations
+from grader.grading import pool, sandbox
+from grader.grading.engine import Expectations
 
 NO_SANDBOX = sandbox.Isolation("none", False, "no sandbox (test)")
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -66,7 +67,7 @@ def test_a_working_host_reports_ready_and_its_stderr_is_drained():
 
 
 # A stand-in host (no torch): says it is ready, then answers every job with an empty worker
-# message and its own time, 0.25 s, as worker_host.run_request does.
+# message and its own time, 0.25 s, as worker_host.host.run_request does.
 STANDIN_HOST = r"""
 import json, os, struct
 def read_frame():
@@ -119,8 +120,8 @@ def test_the_warm_up_runs_no_backward_pass_where_torch_has_a_gpu_backend(monkeyp
     """Autograd's first backward initialises the CUDA driver (it counts the devices) and starts
     device threads: forked children then fail every CUDA task and every backward pass."""
     monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
-    assert worker_host.gpu_backend_built()
-    worker_host._warm_up()
+    assert gpu.gpu_backend_built()
+    preload.warm_up()
     assert backward_calls == []
     assert not torch.cuda.is_initialized()
 
@@ -129,17 +130,17 @@ def test_the_warm_up_keeps_its_backward_pass_on_a_cpu_only_torch(monkeypatch, ba
     monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: False)
     monkeypatch.setattr(torch.backends.mps, "is_built", lambda: False)
     monkeypatch.setattr(torch.xpu, "_is_compiled", lambda: False, raising=False)
-    assert not worker_host.gpu_backend_built()
-    worker_host._warm_up()
+    assert not gpu.gpu_backend_built()
+    preload.warm_up()
     assert len(backward_calls) == 1
 
 
 def test_a_host_with_cuda_initialised_refuses_to_start(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     with pytest.raises(RuntimeError, match="initialization error"):
-        worker_host.check_no_gpu_initialised()
+        gpu.check_no_gpu_initialised()
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
-    worker_host.check_no_gpu_initialised()
+    gpu.check_no_gpu_initialised()
 
 
 # ------------------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def test_the_host_preloads_a_jobs_setup_imports_and_its_chapters_checking_module
     job = {"task": "7.1", "student_source": "import antigravity\n",
            "setup_sources": ["import math\nimport torch.nn as nn\nfrom gptcourse import check, get_device\n"
                              "def later():\n    import json\nx = 1\n", "import pandas as pd\n"]}
-    assert worker_host._modules_to_preload(job) == [
+    assert preload.modules_to_preload(job) == [
         ("math", ()), ("torch.nn", ()), ("gptcourse", ("check", "get_device")), ("pandas", ()),
         ("gptcourse.checking.chapters.ch07_classification", ())]  # never the student's cell, nor nested imports
 
@@ -159,8 +160,8 @@ def test_the_host_preloads_a_jobs_setup_imports_and_its_chapters_checking_module
 def fresh_preloads(monkeypatch, tmp_path):
     """A host's preload record of its own, a torch without a GPU backend (the CPU build, where
     the host preloads), and a folder on sys.path for made-up modules."""
-    monkeypatch.setattr(worker_host, "_PRELOADED", set())
-    monkeypatch.setattr(worker_host, "gpu_backend_built", lambda: False)
+    monkeypatch.setattr(preload, "_PRELOADED", set())
+    monkeypatch.setattr(gpu, "gpu_backend_built", lambda: False)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
     for name in ("preload_ok", "preload_broken"):
@@ -171,8 +172,8 @@ def test_a_preloaded_module_is_imported_once_and_a_broken_one_is_left_to_the_chi
     (fresh_preloads / "preload_ok.py").write_text("import builtins\nbuiltins.preload_count = getattr(builtins, 'preload_count', 0) + 1\n")
     (fresh_preloads / "preload_broken.py").write_text("raise ImportError('broken on purpose')\n")
     job = {"task": "no such task", "setup_sources": ["import preload_broken\nimport preload_ok\n", "import (\n"]}
-    worker_host.preload_for(job)  # neither the broken module, the unknown task nor bad syntax raises
-    worker_host.preload_for(job)
+    preload.preload_for(job)  # neither the broken module, the unknown task nor bad syntax raises
+    preload.preload_for(job)
     import builtins
     try:
         assert "preload_ok" in sys.modules and builtins.preload_count == 1
@@ -183,8 +184,8 @@ def test_a_preloaded_module_is_imported_once_and_a_broken_one_is_left_to_the_chi
 
 def test_a_host_whose_torch_has_a_gpu_backend_preloads_nothing(fresh_preloads, monkeypatch):
     (fresh_preloads / "preload_ok.py").write_text("x = 1\n")
-    monkeypatch.setattr(worker_host, "gpu_backend_built", lambda: True)
-    worker_host.preload_for({"task": "1.1", "setup_sources": ["import preload_ok\n"]})
+    monkeypatch.setattr(gpu, "gpu_backend_built", lambda: True)
+    preload.preload_for({"task": "1.1", "setup_sources": ["import preload_ok\n"]})
     assert "preload_ok" not in sys.modules
 
 
@@ -193,16 +194,17 @@ def test_a_preload_that_initialises_cuda_stops_the_host(fresh_preloads, monkeypa
     (fresh_preloads / "preload_ok.py").write_text("x = 1\n")
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     with pytest.raises(RuntimeError, match="initialization error"):
-        worker_host.preload_for({"task": "1.1", "setup_sources": ["import preload_ok\n"]})
+        preload.preload_for({"task": "1.1", "setup_sources": ["import preload_ok\n"]})
 
 
 FORKED_CHILD_USES_CUDA = """
 import os, sys
 import torch
-from gptcourse.checking import probes, worker_host
+from gptcourse.checking import probes
+from gptcourse.checking.worker_host import gpu, preload
 probes.load_meta_kernels()
-worker_host._warm_up()
-worker_host.check_no_gpu_initialised()
+preload.warm_up()
+gpu.check_no_gpu_initialised()
 pid = os.fork()
 if pid == 0:
     try:
@@ -260,7 +262,7 @@ def test_training_cases_run_without_dropout_on_cuda_and_with_it_on_the_cpu(task_
 
 
 def test_a_gpu_training_case_expects_the_references_numbers_without_dropout():
-    from grader.hidden.expectations import expectations
+    from grader.grading.expectations import expectations
 
     both = Expectations(5, ["cpu", "cuda"])
     cases, origins = both.cases("5.4"), both._origins["5.4"]

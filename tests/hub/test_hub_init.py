@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from browsers import headless_chromium
-from grader import hub as course_hub
+from grader.hub import commands as course_hub
 from gptcourse.checking.tasks import chapter_names
 from hub_machine import RunningHub, passwords, python_as
 from lab_in_browser import free_port

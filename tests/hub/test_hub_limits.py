@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from factory import FILLS_MEMORY_WHEN_CALLED, filled_notebook, without_demos, write_notebook
-from grader import hub as course_hub
+from grader.hub import commands as course_hub
 from hub_machine import as_user
 from lab_in_browser import free_port
 

@@ -19,7 +19,7 @@ import os
 import pytest
 
 from factory import REPO
-from grader import hub as course_hub
+from grader.hub import commands as course_hub
 from hub_machine import nbgrader_as, python_as
 from lab_in_browser import free_port
 
@@ -93,7 +93,7 @@ def test_a_student_cannot_read_the_instructors_course_directory(machine, term, p
     assert refused(hub_dir, machine.students[0], action)
 
 
-@pytest.mark.parametrize("part", ["solutions", "grader/reference", "grader/hidden", "tests/corpus", ".git"])
+@pytest.mark.parametrize("part", ["solutions", "grader/reference", "grader/chapters", "tests/corpus", ".git"])
 def test_a_student_cannot_read_the_masters_or_hidden_tests_in_the_checkout(machine, term, part):
     hub_dir, _ = term
     assert refused(hub_dir, machine.students[0], f"__import__('os').listdir({str(REPO / part)!r})")
@@ -109,7 +109,7 @@ def test_a_student_still_has_the_student_package(machine, term):
 
 def test_work_handed_in_under_another_students_name_is_not_collected(machine, term):
     """nbgrader's submit takes any student id, and its collect only warns when the folder's owner
-    is someone else: the hub's collect (grader/hub_collect.py) leaves such a folder out."""
+    is someone else: the hub's collect (grader/hub/collect.py) leaves such a folder out."""
     hub_dir, course = term
     mallory, victim = machine.students
     mine = os.path.join(course, "submitted", victim, CHAPTER, f"{CHAPTER}.ipynb")

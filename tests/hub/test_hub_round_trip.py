@@ -30,8 +30,8 @@ from browsers import headless_chromium
 from factory import CORPUS, load, manifest, records_by_submission, release_notebook, run_grader
 from gptcourse import SelfCheckFailed, check
 from gptcourse.checking.tasks import task_of_cell, tasks_of
-from grader import hub as course_hub
-from grader import nbgrader_course
+from grader.hub import commands as course_hub
+from grader.nbgrading import course as nbgrader_course
 from hub_machine import RunningHub, nbgrader_as, passwords
 from lab_in_browser import NotebookPage, free_port
 

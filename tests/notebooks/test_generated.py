@@ -33,7 +33,7 @@ def test_notebook_is_stored_without_outputs_or_volatile_metadata(path):
 def test_the_contract_page_is_fresh():
     """docs/contract.md is what `make release` would write: the contract entries, the course table,
     the masters and the corpus as they are now (fast: it reads the masters, runs nothing)."""
-    from grader import build, contract
+    from grader.authoring import build, contract
 
     page = (REPO / "docs" / "contract.md").read_text()
     assert page == contract.page_text(build.build_manifest()), "docs/contract.md is stale: run `make release`"
@@ -52,7 +52,7 @@ def test_fixtures_from_another_machine_are_not_stale():
     not staleness. Plain floats used to be compared exactly, so `make test` failed whenever a
     training case's last bit moved."""
     from gptcourse.checking import records
-    from grader.build import _same_numbers
+    from grader.authoring.build import _same_numbers
 
     committed = {"loss": float("nan"), "norms": [0.5820484780620252, 4.4913587429807], "ids": [1, 2]}
     regenerated = {"loss": float("nan"), "norms": [0.5820484780620251, 4.491358742980698], "ids": [1, 2]}
@@ -65,7 +65,7 @@ def test_a_rebuild_leaves_fixtures_with_last_bit_noise_as_committed(tmp_path, mo
     """`python -m grader build` rewrote the chapter 04 and 05 fixtures with last-bit noise on
     every run here, so every diff carried hundreds of meaningless changed lines."""
     from gptcourse.checking import records
-    from grader import build
+    from grader.authoring import build
 
     monkeypatch.setattr(build, "FIXTURES", str(tmp_path))
     noisy, changed = tmp_path / "noisy.json", tmp_path / "changed.json"

@@ -1,4 +1,4 @@
-"""Hints point the way; none of them is the finished code (issue 27, point 5).
+"""Hints point the way; none of them is the finished code.
 
 Every task's markdown cell ends with its hints in `<details>` blocks: the first points the way,
 the last names the exact function and its key argument, and none of them is a line the student
@@ -36,7 +36,7 @@ its operands renamed it is `_ < _`, which matches every comparison; and the fini
 spelled out in prose. Those are for the author and the reviewer: the authoring rule is in
 docs/authoring.md. A bare call without arguments (`model.eval()`, `torch.no_grad()`) and a
 function named without its arguments (`torch.chunk`) are allowed, as is everything in the task
-text above the hints (the signature, the attributes and calls the spec pins down).
+text above the hints (the signature, the attributes and calls the contract pins down).
 """
 import ast
 import copy
@@ -289,7 +289,7 @@ def test_the_detector_finds_the_solution_in_itself(level, markdown, cell):
     assert leaks(level, cell, solution)
 
 
-# Excerpts of the hints as they stood before issue 27 (point 5): each handed over finished code.
+# Excerpts of hints as they once stood: each handed over finished code.
 KNOWN_LEAKS = {
     "4.1": ("B", "`x.var(dim=-1, keepdim=True, unbiased=False)` is the biased variance of every "
                  "row. Then `(x - mean) / torch.sqrt(var + self.eps)`"),

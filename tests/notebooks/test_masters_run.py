@@ -18,7 +18,7 @@ from gptcourse.pretrain import QUICK_ENV_VAR
 # What a chapter's run must print besides its checks, by the device the notebook runs on
 # (gptcourse.get_device(): the GPU when there is one); {}: nothing beyond its checks. Every chapter
 # has an entry, so that a new one is decided on (tests/chapter_entries.py names a chapter without).
-# Chapter 05's CPU run brings the training loss on the-verdict below 1 (the issue's target for the
+# Chapter 05's CPU run brings the training loss on the-verdict below 1 (the target for the
 # CPU run); its GPU run is another run (GPT-2's shape on tinyshakespeare, three epochs) that
 # prints its loss and speed.
 EXPECTED_OUTPUT = {"01_text_data": {}, "02_attention": {}, "03_multihead_attention": {}, "04_gpt_model": {},

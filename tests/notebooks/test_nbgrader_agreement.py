@@ -1,7 +1,7 @@
 """nbgrader and the course grader give the same points for the same submissions.
 
 Both run the same hidden tests: nbgrader inside each student's kernel (the check cells call
-grader/nbgrader_bridge.py), the course grader in its own worker processes. One nbgrader
+grader/nbgrading/bridge.py), the course grader in its own worker processes. One nbgrader
 course directory holds a correct student (every chapter; the demo cells only in chapter 05's,
 DEMO_CHAPTERS), students with corpus mistakes and correct alternatives (a chapter's share a
 student, one per task), students whose mistake in one task could leak into another, and an
@@ -17,7 +17,7 @@ import pytest
 from factory import (CAUSAL_ATTENTION_REUSING_2_4, CORPUS, filled_notebook, grade_id, manifest, records_by_submission,
                      release_notebook, run_grader, without_demos)
 from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of
-from grader import nbgrader_course
+from grader.nbgrading import course as nbgrader_course
 
 pytestmark = pytest.mark.slow  # 26 notebooks run in nbgrader kernels
 

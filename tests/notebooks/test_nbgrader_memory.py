@@ -1,6 +1,6 @@
 """A student's cell cannot take the machine under nbgrader either.
 
-The kernels nbgrader starts have the course grader's memory cap (grader/nbgrader_config.py,
+The kernels nbgrader starts have the course grader's memory cap (grader/nbgrading/nbgrader_config.py,
 gptcourse/checking/kernel_memory.py). A chapter 02 submission whose Task 2.1 keeps allocating
 when called, and whose Task 2.3 cell keeps allocating at its top level (after a right class),
 is autograded with a small cap so that the allocations fail within seconds: Task 2.1 gets 0 with
@@ -17,7 +17,7 @@ import pytest
 
 from factory import (FILLS_MEMORY_WHEN_CALLED, filled_notebook, grade_id, manifest, records_by_submission, run_grader,
                      without_demos, write_notebook)
-from grader import nbgrader_course
+from grader.nbgrading import course as nbgrader_course
 
 pytestmark = pytest.mark.slow  # nbgrader autograde, the course grader and Validate on one notebook
 

@@ -188,7 +188,7 @@ def test_under_nbgrader_both_cells_bind_the_reference(tmp_path, monkeypatch, cap
     # A copy of the environment, which nbgrader's configuration below may change.
     monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k != "GPTCOURSE_REFERENCE_MODULE"})
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    config = (REPO / "grader" / "nbgrader_config.py").read_text()
+    config = (REPO / "grader" / "nbgrading" / "nbgrader_config.py").read_text()
     exec(config, {"get_config": lambda: type("Config", (), {"__getattr__": lambda self, name: self})()})
     assert os.environ["GPTCOURSE_REFERENCE_MODULE"] == "grader.reference"  # the course's config sets it
     brought = carry_over("3.2", folder=str(tmp_path))  # no notebook there

@@ -125,7 +125,7 @@ PROBE_CELLS = {
     "ungraded_stub": "def helper():\n    raise NotImplementedError()\nhelper()",
     "unknown_name": "print(no_such_variable)",
     # A cell that stops for another reason keeps its traceback; the cells after it that need what
-    # it did not define say so in one line, down the chain (issue 27: three NameErrors after one error).
+    # it did not define say so in one line, down the chain (not three NameErrors after one error).
     "stops_early": "ids = [1, 2, 3]\nhistory = ids[5]",
     "needs_what_it_left_out": "print(history)",
     "needs_it_too": "total = history + 1",
@@ -183,7 +183,7 @@ def test_nothing_happens_outside_ipython():
 def test_nbgrader_still_records_failed_check_cells(tmp_path, monkeypatch, mirror_dir):
     """The one-line messages change what a student sees, never a grade."""
     from factory import filled_notebook, release_notebook
-    from grader import nbgrader_course
+    from grader.nbgrading import course as nbgrader_course
 
     monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
     chapter = "02_attention"

@@ -74,10 +74,10 @@ def test_update_notebook_follows_a_new_address(tmp_path, monkeypatch):
 def run_colab_cell(found, pip_returncode=0):
     """Run the Colab cell with the package present or not, and pip stubbed out."""
     real_find_spec = importlib.util.find_spec
-    spec = object() if found else None
+    module_spec = object() if found else None
     pip = subprocess.CompletedProcess(args=[], returncode=pip_returncode)
     with mock.patch("importlib.util.find_spec",
-                    side_effect=lambda name, *a: spec if name == "gptcourse" else real_find_spec(name, *a)), \
+                    side_effect=lambda name, *a: module_spec if name == "gptcourse" else real_find_spec(name, *a)), \
             mock.patch("subprocess.run", return_value=pip) as run:
         exec(links.colab_cell_source(), {})
     return run

@@ -151,7 +151,7 @@ def test_the_nbgrader_course_directory_has_the_layout_of_the_page(published):
 def test_nbgrader_grades_the_student_and_exports_the_gradebook(published):
     """One student with one mistake, in the chapter's first task: that task loses its points,
     every other task gets all of them, in the gradebook and in grades.csv."""
-    from grader import nbgrader_course
+    from grader.nbgrading import course as nbgrader_course
 
     chapter = doc_value("CHAPTER")
     wrong_task = first_wrong_item(chapter).task

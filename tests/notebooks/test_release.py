@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from factory import REPO, grade_id, manifest
-from grader.build import nbgrader_command
+from grader.authoring.build import nbgrader_command
 
 CHAPTERS = ("02_attention", "03_multihead_attention")
 

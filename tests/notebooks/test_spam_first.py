@@ -1,4 +1,4 @@
-"""A correct Task 7.1 with the spam rows first runs chapters 07 and 08 to the end (issue 27).
+"""A correct Task 7.1 with the spam rows first runs chapters 07 and 08 to the end.
 
 Task 7.1's contract (docs/contract.md) leaves the order of the balanced rows free, and the
 seeded shuffle starts from it: with the spam rows first the split holds other messages than

@@ -1,4 +1,4 @@
-"""What the task texts promise is what the checks check (issue 27): statements that were true of no
+"""What the task texts promise is what the checks check: statements that were true of no
 check are gone, and the four tasks that run a model say, the same way, who switches its mode."""
 import json
 import re

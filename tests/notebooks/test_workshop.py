@@ -10,7 +10,7 @@ from nbclient import NotebookClient
 
 from factory import CORPUS, REPO, grade_id, manifest
 from gptcourse.checking.tasks import CHAPTERS, tasks_of
-from grader import workshop
+from grader.authoring import workshop
 
 CH2 = "02_attention"
 

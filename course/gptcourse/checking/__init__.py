@@ -15,8 +15,9 @@ self-checks (`gptcourse.check`) and the grader. Nothing here is for a student to
   finding that say what was wrong.
 - selfcheck and fixtures/: the self-check a notebook runs, against the reference's
   observations shipped in fixtures/NN_chapter.json.
-- worker_host: the grader's worker process (`python -m gptcourse.checking.worker_host`,
-  which grader/sandbox.py starts).
+- worker_host/: the grader's worker process (`python -m gptcourse.checking.worker_host`,
+  which grader/grading/sandbox.py starts), a module per topic: framing, processes, hidden packages, the
+  GPU, preloading, watching a child, where it was stopped, the child, the job, its memory cap.
 - memory: what running out of memory looks like and what the student is told, for the grader
   and the self-check; kernel_memory: the same memory cap as the grader's, in the kernels that
   nbgrader starts (an IPython extension).

@@ -11,7 +11,7 @@ asserts, each with the test that does.
 
 Everything else about a task is derived, never written here: its level, title and graded
 names (the course table), its signatures and points (the master), where its pieces live (the
-file conventions). `grader/contract.py` puts the two together: `python -m grader where <task>`
+file conventions). `grader/authoring/contract.py` puts the two together: `python -m grader where <task>`
 prints one task's section of docs/contract.md, which the build writes.
 
 Plain data, no torch: reading it costs nothing.

@@ -13,7 +13,10 @@ may hold anything where a dictionary should be).
 SOLUTION, CHECK, CARRY = "task", "check", "carry"  # the kinds of graded cell: grade_id prefixes
 SETUP_TAG, PASTE_TAG = "setup", "paste"
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
-HIDDEN_TESTS_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+# nbgrader's delimiters of the hidden tests (ClearHiddenTests' defaults, which the course keeps):
+# the masters write them as "### BEGIN HIDDEN TESTS" lines, but nbgrader takes any line that
+# contains one, anywhere, for a marker line, and so does without_hidden_tests.
+HIDDEN_TESTS_DELIMITERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
 
 def grade_id_for(kind, task_id):
@@ -60,13 +63,27 @@ def strip_markers(source, markers=SOLUTION_MARKERS):
 
 
 def without_hidden_tests(source):
-    """A check cell as students see it: nbgrader drops the hidden-test region."""
+    """A check cell as students see it: the cell as nbgrader's ClearHiddenTests leaves it.
+
+    Read as nbgrader reads it, so that the grader's copy of a released check cell is the
+    release's: the lines are the source split at "\n"; a line that contains BEGIN HIDDEN TESTS
+    opens a region, one that contains END HIDDEN TESTS closes it, and both lines and all between
+    are dropped (an END without a BEGIN is dropped too). A region opened inside another, or never
+    closed, raises RuntimeError, as nbgrader does: its cell would not be released.
+    """
+    begin, end = HIDDEN_TESTS_DELIMITERS
     kept, hidden = [], False
-    for line in source.splitlines():
-        if line.strip() == HIDDEN_TESTS_MARKERS[0]:
-            hidden = True
-        elif line.strip() == HIDDEN_TESTS_MARKERS[1]:
+    for number, line in enumerate(source.split("\n"), 1):
+        if begin in line:
+            if hidden:
+                raise RuntimeError(f"line {number} opens a region of hidden tests inside another: "
+                                   f"a line with {begin!r} must be followed by one with {end!r} first")
+            hidden, opened = True, number
+        elif end in line:
             hidden = False
         elif not hidden:
             kept.append(line)
-    return "\n".join(kept).strip("\n") + "\n"
+    if hidden:
+        raise RuntimeError(f"the region of hidden tests opened on line {opened} is never closed: "
+                           f"no line with {end!r} follows it")
+    return "\n".join(kept)

@@ -311,7 +311,7 @@ def _list_difference(got, expected):
 
 
 def _attribute_differences(got, expected):
-    """One sentence per attribute that differs from the spec's description."""
+    """One sentence per attribute that differs from the contract's description."""
     return [f"`{attr}` should be {want}, yours is {got.get(attr, 'missing')}"
             for attr, want in expected.items() if got.get(attr, "missing") != want]
 
@@ -346,7 +346,7 @@ def judge_finding(task_id, case, got, expected, mistakes=()):
     """(message, Finding), or (None, None) when `got` is right.
 
     expected["internals/alternatives"], when present, lists the observations of other
-    readings of the spec that are just as right (where it leaves a detail open): matching
+    readings of the contract that are just as right (where it leaves a detail open): matching
     any of them passes; the message is still the one against the reference.
     """
     problem, finding = _judge_against(task_id, case, got, expected, mistakes)
@@ -408,10 +408,10 @@ def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
     if key == "structure":
         hint = property_hint(task_id, key, got, expected, case)
         differences = "; ".join(_attribute_differences(have, want))
-        return (f"attributes differ from the spec: {differences}" + (f" — {hint}" if hint else ""),
+        return (f"attributes differ from what the task asks for: {differences}" + (f" — {hint}" if hint else ""),
                 replace(wrong, difference=differences, hint=hint))
     if key == "extra_parameters":
-        what = kind.messages.get(key, 'your module has parameters the spec does not have')
+        what = kind.messages.get(key, 'your module has parameters the task does not list')
         return f"{what}: {', '.join(have)}", replace(wrong, difference=what)
     if key.startswith("after/"):
         return (f"your code changed its input {key[6:]} in place (for example with masked_fill_ on the "

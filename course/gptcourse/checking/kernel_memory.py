@@ -2,12 +2,12 @@
 
 Without a cap, one cell that allocates without end takes the machine, and on a JupyterHub every
 other user's kernels with it. The course grader caps each task's process with RLIMIT_DATA, at
-what the process uses once torch is loaded plus `--memory-mb` (worker_host.limit_memory); this
+what the process uses once torch is loaded plus `--memory-mb` (worker_host/memory_limit.py); this
 extension sets the same cap in the kernel as it starts, before any cell runs. An allocation
 beyond it then fails in the student's code (MemoryError, torch's "can't allocate memory"), and
 the check cell says so with the course grader's words (gptcourse/checking/memory.py).
 
-nbgrader's configuration starts its kernels with it (grader/nbgrader_config.py):
+nbgrader's configuration starts its kernels with it (grader/nbgrading/nbgrader_config.py):
 
     from gptcourse.checking.kernel_memory import kernel_arguments
     c.Execute.extra_arguments = kernel_arguments(memory_mb=2048)
@@ -28,7 +28,7 @@ class KernelMemoryCap(Configurable):
     """The kernel's side of the cap: its size, read from the kernel's command line."""
 
     memory_mb = Integer(
-        2048,  # the course grader's default (grader.engine.Settings.memory_mb, --memory-mb)
+        2048,  # the course grader's default (grader.grading.engine.Settings.memory_mb, --memory-mb)
         help="MB of memory the kernel may use beyond what it holds once torch is loaded (0: no cap)",
     ).tag(config=True)
 
@@ -53,7 +53,7 @@ def load_ipython_extension(ipython):
 
     if torch.cuda.is_available():
         torch.cuda.init()  # before the cap, as the course grader does: the CUDA runtime maps a lot of memory
-    from .worker_host import limit_memory
+    from .worker_host.memory_limit import limit_memory
 
     limit_memory(memory_mb)
     memory.record_kernel_cap(memory_mb)

@@ -1,7 +1,7 @@
 """Running out of memory: how a failed allocation looks, and what the student is told.
 
-One place for the words, so that the course grader (grader/verdict.py), nbgrader's hidden tests
-(grader/nbgrader_bridge.py, in the kernel) and the self-check (`check(...)`) say the same thing
+One place for the words, so that the course grader (grader/grading/verdict.py), nbgrader's hidden tests
+(grader/nbgrading/bridge.py, in the kernel) and the self-check (`check(...)`) say the same thing
 when code uses more memory than it may. Plain Python: no torch, no Jupyter.
 """
 import re

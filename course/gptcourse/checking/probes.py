@@ -383,7 +383,7 @@ def to_plain(value, what, depth=0):
 
 
 def describe_attribute(module, name):
-    """A short, comparable description of one attribute that the spec pins down."""
+    """A short, comparable description of one attribute that the contract pins down."""
     if name in dict(module.named_buffers(recurse=False)):
         buffer = getattr(module, name)
         return f"registered buffer of shape {tuple(buffer.shape)}"
@@ -551,7 +551,7 @@ def run_probe(obj_or_names, case: Case, ctx=None):
     return probe.obs
 
 
-# The methods a graded class needs (by the spec's signatures) that must do something: one whose
+# The methods a graded class needs (by the contract's signatures) that must do something: one whose
 # body is empty is a stub left in place. Other methods may be empty on purpose (a hook a student
 # never calls), and so may __init__ (a class with nothing to store; a module's empty __init__ has
 # its own message: call super().__init__()).

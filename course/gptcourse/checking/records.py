@@ -55,23 +55,23 @@ _ARRAY_TAG = "__ndarray__"
 def _encode_array(value):
     if value.dtype.kind not in "biuf":
         raise TypeError(f"cannot record an array of dtype {value.dtype}")
-    spec = {"dtype": str(value.dtype), "shape": list(value.shape)}
+    encoded = {"dtype": str(value.dtype), "shape": list(value.shape)}
     if value.size <= INLINE_LIMIT:
-        spec["data"] = [float(v) if value.dtype.kind == "f" else v.item() for v in value.ravel()]
+        encoded["data"] = [float(v) if value.dtype.kind == "f" else v.item() for v in value.ravel()]
     else:
         little = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
-        spec["base64"] = base64.b64encode(little.tobytes()).decode("ascii")
-    return {_ARRAY_TAG: spec}
+        encoded["base64"] = base64.b64encode(little.tobytes()).decode("ascii")
+    return {_ARRAY_TAG: encoded}
 
 
-def _decode_array(spec):
-    dtype = np.dtype(spec["dtype"])
-    if "base64" in spec:
-        raw = base64.b64decode(spec["base64"])
+def _decode_array(encoded):
+    dtype = np.dtype(encoded["dtype"])
+    if "base64" in encoded:
+        raw = base64.b64decode(encoded["base64"])
         flat = np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype)
     else:
-        flat = np.array(spec["data"], dtype=dtype)
-    return flat.reshape(spec["shape"])
+        flat = np.array(encoded["data"], dtype=dtype)
+    return flat.reshape(encoded["shape"])
 
 
 def _encode(value):

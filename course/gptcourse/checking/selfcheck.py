@@ -141,7 +141,7 @@ def _check_case(task, name, names, case, expected, mistakes, context):
 
 def _interrupted_message(task, name, stop, objects):
     """'Task N (...): the self-check was interrupted at line 5 of your solution cell, while ...'."""
-    from .worker_host import code_files, where_stopped
+    from .worker_host.where import code_files, where_stopped
 
     innermost = stop.__traceback__
     while innermost.tb_next is not None:

@@ -1,5 +1,5 @@
 # expect: wrong
-# mistake: sorts the unique tokens with key=len (shortest first, to "keep punctuation first"), which is not the plain sorted order the spec asks for.
+# mistake: sorts the unique tokens with key=len (shortest first, to "keep punctuation first"), which is not the plain sorted order the contract asks for.
 # keywords: sorted, order
 def build_vocab(text):
     preprocessed = re.split(TOKEN_PATTERN, text)

@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (the book's current GPTDatasetV1, which asserts that the text holds more than one window's tokens: a text shorter than one window raises, which the spec allows)
+# mistake: none (the book's current GPTDatasetV1, which asserts that the text holds more than one window's tokens: a text shorter than one window raises, which the contract allows)
 class GPTDatasetV1(Dataset):
     def __init__(self, txt, tokenizer, max_length, stride):
         self.input_ids = []

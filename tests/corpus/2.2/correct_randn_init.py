@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (initialises the weights with a scaled normal distribution instead of torch.rand; init is not pinned by the spec, but seeded outputs differ from the book's)
+# mistake: none (initialises the weights with a scaled normal distribution instead of torch.rand; init is not pinned by the contract, but seeded outputs differ from the book's)
 class SelfAttention_v1(nn.Module):
     def __init__(self, d_in, d_out):
         super().__init__()

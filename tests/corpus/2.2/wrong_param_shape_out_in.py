@@ -1,5 +1,5 @@
 # expect: wrong
-# mistake: stores the weights with shape (d_out, d_in) like nn.Linear and multiplies by their transpose; the spec pins (d_in, d_out).
+# mistake: stores the weights with shape (d_out, d_in) like nn.Linear and multiplies by their transpose; the contract pins (d_in, d_out).
 # keywords: shape, (d_in, d_out), W_query
 class SelfAttention_v1(nn.Module):
     def __init__(self, d_in, d_out):

@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (registers the buffer the spec asks for, but builds the mask for the current length in forward, on the input's device)
+# mistake: none (registers the buffer the contract asks for, but builds the mask for the current length in forward, on the input's device)
 class CausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()

@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (builds the causal mask from torch.arange positions made on the input's device; the buffer the spec asks for is registered too)
+# mistake: none (builds the causal mask from torch.arange positions made on the input's device; the buffer the contract asks for is registered too)
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()

@@ -1,5 +1,5 @@
 # expect: wrong
-# mistake: uses eps = 1e-6 (a value seen in other libraries) instead of the spec's 1e-5.
+# mistake: uses eps = 1e-6 (a value seen in other libraries) instead of the contract's 1e-5.
 # keywords: eps, 1e-5
 class LayerNorm(nn.Module):
     def __init__(self, emb_dim):

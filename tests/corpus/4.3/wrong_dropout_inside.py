@@ -1,5 +1,5 @@
 # expect: wrong
-# mistake: adds nn.Dropout(cfg["drop_rate"]) after the GELU inside the feed-forward network (the spec's FeedForward has no dropout; the block drops its output).
+# mistake: adds nn.Dropout(cfg["drop_rate"]) after the GELU inside the feed-forward network (the contract's FeedForward has no dropout; the block drops its output).
 # keywords: dropout
 class FeedForward(nn.Module):
     def __init__(self, cfg):

@@ -1,5 +1,5 @@
 # expect: wrong
-# mistake: ties the output head to the token embedding, self.out_head.weight = self.tok_emb.weight (as GPT-2 does), while the spec's GPTModel keeps a separate out_head (163,009,536 parameters for GPT_CONFIG_124M).
+# mistake: ties the output head to the token embedding, self.out_head.weight = self.tok_emb.weight (as GPT-2 does), while the contract's GPTModel keeps a separate out_head (163,009,536 parameters for GPT_CONFIG_124M).
 # keywords: weight tying, tying, separate, out_head
 class GPTModel(nn.Module):
     def __init__(self, cfg):

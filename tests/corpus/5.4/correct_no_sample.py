@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (prints no sample after each epoch: the spec pins the returned lists, the optimizer calls and evaluation in eval mode without gradients, not the sample)
+# mistake: none (prints no sample after each epoch: the contract pins the returned lists, the optimizer calls and evaluation in eval mode without gradients, not the sample)
 def evaluate_model(model, train_loader, val_loader, device, eval_iter):
     model.eval()
     with torch.no_grad():

@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (the book's assign(left, right), which raises ValueError(f"Shape mismatch. Left: ..., Right: ...") naming the shapes but not the tensor: the spec asks for an exception, and naming the tensor is only advice)
+# mistake: none (the book's assign(left, right), which raises ValueError(f"Shape mismatch. Left: ..., Right: ...") naming the shapes but not the tensor: the contract asks for an exception, and naming the tensor is only advice)
 def assign(left, right):
     if left.shape != right.shape:
         raise ValueError(f"Shape mismatch. Left: {left.shape}, Right: {right.shape}")

@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (the cumulative reading: cuts at int(n * train_frac) and int(n * (train_frac + validation_frac)), accepted by the spec; balancing with value_counts and a boolean mask)
+# mistake: none (the cumulative reading: cuts at int(n * train_frac) and int(n * (train_frac + validation_frac)), accepted by the contract; balancing with value_counts and a boolean mask)
 def create_balanced_dataset(df):
     num_spam = df["Label"].value_counts()["spam"]
     is_ham = df["Label"] == "ham"

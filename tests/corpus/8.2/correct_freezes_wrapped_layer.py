@@ -1,5 +1,5 @@
 # expect: correct
-# mistake: none (also freezes the wrapped layer's parameters in __init__: the spec leaves requires_grad of the layer given open)
+# mistake: none (also freezes the wrapped layer's parameters in __init__: the contract leaves requires_grad of the layer given open)
 class LinearWithLoRA(nn.Module):
     def __init__(self, linear, rank, alpha):
         super().__init__()

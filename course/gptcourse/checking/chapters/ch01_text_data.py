@@ -8,7 +8,7 @@ from gptcourse.checking.chapters import TaskSpec
 
 CHAPTER = "01_text_data"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = ("the-verdict", *GPT2_FILES)
 
 
@@ -114,10 +114,10 @@ def _unknown_word_hint(key, got, expected, case):
 
 
 def _encode_hint(key, got, expected, case):
-    """encode made a different number of tokens: the split is not the spec's."""
+    """encode made a different number of tokens: the split is not the contract's."""
     have, want = _call_results(key, got, expected, "encode")
     if isinstance(have, list) and isinstance(want, list) and len(have) != len(want):
-        return (f"encode made {len(have)} tokens where the spec's split makes {len(want)}: split with "
+        return (f"encode made {len(have)} tokens where the task's split makes {len(want)}: split with "
                 f"re.split(TOKEN_PATTERN, text), which keeps punctuation, '--' and each whitespace character "
                 f"as pieces of their own, then drop every piece that is empty after .strip()")
     return ""
@@ -182,7 +182,7 @@ def _vocab_unsplit_hint(key, got, expected, case):
         if token not in want:
             parts = [part for part in missing if part in token and part != token]
             if parts:
-                return (f"yours has the token {token!r} where the spec's split gives separate tokens "
+                return (f"yours has the token {token!r} where the task's split gives separate tokens "
                         f"(such as {parts[0]!r}): split with re.split(TOKEN_PATTERN, text), which cuts at "
                         f"punctuation, '--' and whitespace")
     return ""

@@ -4,7 +4,7 @@ from gptcourse.checking.chapters import TaskSpec, attention
 
 CHAPTER = "02_attention"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = ()
 
 

@@ -18,7 +18,7 @@ from gptcourse.checking.judge import tolerances
 
 CHAPTER = "04_gpt_model"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = ()
 
 
@@ -43,7 +43,7 @@ def config_arguments(args):
 
 
 # ------------------------------------------------------------------------------------------
-# Attributes the spec pins down, described so that a difference reads well
+# Attributes the contract pins down, described so that a difference reads well
 # ------------------------------------------------------------------------------------------
 
 def _describe_child(module):
@@ -282,13 +282,13 @@ def _gelu_reference_hint(key, got, expected, case):
     if key != "out" or not isinstance(have, np.ndarray) or not isinstance(want, np.ndarray) or have.shape != want.shape:
         return ""
     if np.nanmax(np.abs(have - want)) < 2e-3:
-        return ("very close, but not the tanh approximation the spec asks for: PyTorch's nn.GELU() and "
+        return ("very close, but not the tanh approximation the task asks for: PyTorch's nn.GELU() and "
                 "F.gelu use the exact erf form unless you pass approximate=\"tanh\"")
     return ""
 
 
 def _gelu_constants_hint(key, got, expected, case):
-    """An output of the form 0.5 x (1 + tanh(c (x + a x^3))) with other constants than the spec's:
+    """An output of the form 0.5 x (1 + tanh(c (x + a x^3))) with other constants than the contract's:
     c and a are recovered from the output (atanh of the gate is linear in x and x^3) and named."""
     have, x = got.get(key), case.arrays.get("x")
     if key != "out" or not isinstance(have, np.ndarray) or not isinstance(x, np.ndarray) or have.shape != x.shape:
@@ -313,7 +313,7 @@ def _gelu_constants_hint(key, got, expected, case):
 
 
 def _layers_hint(key, got, expected, case):
-    """FeedForward.layers with other sizes or other parts than the spec's."""
+    """FeedForward.layers with other sizes or other parts than the contract's."""
     have = (got.get("structure") or {}).get("layers", "")
     if key != "structure" or not isinstance(have, str) or not have.startswith("nn.Sequential("):
         return ""
@@ -363,7 +363,7 @@ def _size_hint(key, got, expected, case):
         head = want.get("out_head")
         if head and got.get(key) == expected.get(key) - head:
             return ("out_head's parameters are not counted: it shares the token embedding's weight "
-                    "(weight tying); the spec's GPTModel keeps a separate out_head, 163,009,536 parameters "
+                    "(weight tying); the task's GPTModel keeps a separate out_head, 163,009,536 parameters "
                     "for GPT_CONFIG_124M")
         for name, count in want.items():
             if have.get(name) != count:

@@ -25,7 +25,7 @@ from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "05_pretraining"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = GPT2_FILES
 
 
@@ -597,7 +597,7 @@ SPECS = {
         hints=(_checkpoint_hint,)),
     "5.6": TaskSpec(
         probes={"load": kinds.Function(load_weights_arguments, outputs=(), also=record_loaded_model, device_pass=False),
-                # Any exception will do (the spec); naming the tensor is the task text's advice, not graded.
+                # Any exception will do (the contract); naming the tensor is the task text's advice, not graded.
                 "mismatch": kinds.RaisesOnCall(load_weights_arguments, messages={
                     "raised": "a checkpoint tensor of the wrong shape was copied without complaint: compare each "
                               "tensor's shape with the parameter it replaces and raise an error (one that names "

@@ -20,7 +20,7 @@ from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "06_sampling"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = GPT2_FILES
 
 
@@ -59,7 +59,7 @@ def generation_model(probe):
 
 
 def generate_keywords(args):
-    """The optional arguments a case passes (by name, as the spec's signature has them)."""
+    """The optional arguments a case passes (by name, as the contract's signature has them)."""
     return {key: args[key] for key in ("temperature", "top_k", "top_p", "eos_id") if key in args}
 
 
@@ -86,7 +86,7 @@ def returned_ids(probe, result, batch):
 
 
 def record_until_end(probe):
-    """What the spec pins down when generation stops at an end token: each row's new tokens
+    """What the contract pins down when generation stops at an end token: each row's new tokens
     before its first end token (what a row holds after it is free: more samples, or padding),
     and how many tokens were added (with the last row's end token or without it, as the book
     breaks before appending it: both readings are accepted, see the grader's chapter module)."""

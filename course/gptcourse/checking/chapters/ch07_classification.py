@@ -28,7 +28,7 @@ from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "07_classification"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = GPT2_FILES
 
 
@@ -68,8 +68,8 @@ def _frame(probe):
     """The case's DataFrame: args["df"] holds its columns and its index."""
     import pandas as pd
 
-    spec = probe.case.args["df"]
-    return pd.DataFrame({column: list(spec[column]) for column in COLUMNS}, index=list(spec["index"]))
+    columns = probe.case.args["df"]
+    return pd.DataFrame({column: list(columns[column]) for column in COLUMNS}, index=list(columns["index"]))
 
 
 def _snapshot(df):
@@ -172,7 +172,7 @@ def dataset_arguments(probe):
 
 
 class _CountingTokenizer:
-    """The GPT-2 tokenizer, counting the calls of its encode methods: the spec's SpamDataset
+    """The GPT-2 tokenizer, counting the calls of its encode methods: the contract's SpamDataset
     pre-tokenizes, so reading its items must not encode anything again."""
 
     def __init__(self, tokenizer):
@@ -355,7 +355,7 @@ def _record_calls(model):
 
 
 def record_evaluation_mode(probe):
-    """How many of the model's calls ran in train mode, and with gradients (the spec: none)."""
+    """How many of the model's calls ran in train mode, and with gradients (the contract: none)."""
     calls = probe.kept["model_calls"]
     probe.record_value("model_calls_in_train_mode", sum(bool(training) for _, training, _ in calls),
                    "the model calls made in train mode")

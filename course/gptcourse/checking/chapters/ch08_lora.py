@@ -30,7 +30,7 @@ from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "08_lora"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = GPT2_FILES
 
 
@@ -199,7 +199,7 @@ def lora_output_hint(key, got, expected, case):
     if math.isclose(factor, 1 / alpha, rel_tol=1e-4):
         return "the update is not scaled by alpha: forward returns alpha * (x @ A @ B)"
     if math.isclose(factor, 1 / rank, rel_tol=1e-4):
-        return ("the update is scaled by alpha / rank (the LoRA paper's scaling), but this LoRALayer's spec is "
+        return ("the update is scaled by alpha / rank (the LoRA paper's scaling), but this task's LoRALayer computes "
                 "alpha * (x @ A @ B), without dividing by rank")
     if math.isclose(factor, alpha, rel_tol=1e-4):
         return "the update is scaled by alpha twice: forward returns alpha * (x @ A @ B)"
@@ -248,7 +248,7 @@ def record_identity(probe):
 
 
 def _wrapped_layer_trainable(module):
-    """The spec leaves open whether LinearWithLoRA may freeze the layer it wraps (the notebook
+    """The contract leaves open whether LinearWithLoRA may freeze the layer it wraps (the notebook
     freezes the whole model before wrapping, so doing it again in __init__ is harmless): the
     parameters of `linear` are made trainable again right after construction, so that the
     gradients through the wrapped layer are still checked (they show that forward really uses

@@ -19,7 +19,7 @@ from gptcourse.checking.chapters import TaskSpec
 
 CHAPTER = "09_instruction"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
-# checks that they can be had before it grades anything (grader/preflight.py).
+# checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = GPT2_FILES
 
 

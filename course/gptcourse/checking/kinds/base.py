@@ -2,7 +2,20 @@
 
 A kind subclasses `Kind` and overrides `probe`; the other members have defaults that mean
 "nothing special": no device pass, no fixed messages, no hints, no observation judged by
-the kind itself. See the package's docstring (kinds/__init__.py) for the vocabulary.
+the kind itself.
+
+- probe(probe): runs one case. `probe` is a `probes.Probe`: the case, the context (`probe.ctx`:
+  graded names, scratch folder, seed, tokenizer) and the student's object (`probe.obj`);
+  `probe.step` says what is being done, for the message if it fails; observations are recorded
+  with `probe.record` and `probe.record_value`.
+- device_pass: True when the kind's cases run once more on PyTorch's meta device (probes.py).
+- messages: {key: the fixed sentence for a wrong observation under that key}.
+- hints: functions (key, got, expected, case) -> a sentence that explains why an observation is
+  wrong, "" when it does not apply; the judge tries the task's TaskSpec.hints first.
+- owns(key), judge_key(key, got, expected, case) -> message or None: the owned observations,
+  random outputs that cannot equal the reference's, which the kind judges itself.
+
+The words mean what docs/authoring.md's vocabulary says.
 """
 import torch
 

@@ -37,7 +37,7 @@ class Dataset(Kind):
     def probe(self, probe):
         positional, keywords = self.construct(probe)
         if probe.case.args.get("may_refuse"):
-            # Where the spec allows either an empty data set or an error (a text too short for
+            # Where the contract allows either an empty data set or an error (a text too short for
             # one window), an exception is an answer, recorded as such; the grader's side lists
             # {"refused": True} as an accepted alternative to the reference's empty data set.
             try:

@@ -53,12 +53,12 @@ class ModuleForward(Kind):
     """An nn.Module in eval mode: outputs, gradients, attribute layout, causality.
 
     construct(args) -> (positional, keywords) for the constructor, from the case's args.
-    attributes: the attribute names the spec pins down; describe: name -> fn(module, case)
+    attributes: the attribute names the contract pins down; describe: name -> fn(module, case)
     for attributes that need more than probes.describe_attribute (a mask's pattern).
     same_in_train_mode(args) -> bool: also record a train-mode output that must equal the
     eval one (dropout=0.0). The case may hold x_future (same tokens up to causal_t, others
     after it): a causal module's output up to causal_t must not change.
-    initial_values: parameters whose values right after construction the spec pins down
+    initial_values: parameters whose values right after construction the contract pins down
     (LayerNorm's scale of ones): recorded as init/<name> before the test's weights replace them.
     after_construct(module): called on the module as soon as it is built, before anything is
     recorded (chapter 08 makes a wrapped layer trainable again, whatever its constructor did).
@@ -77,7 +77,7 @@ class ModuleForward(Kind):
         self.describe = {name: (lambda m, case, n=name: describe_attribute(m, n)) for name in self.attributes}
         self.describe.update(describe or {})
         self.same_in_train_mode = same_in_train_mode or (lambda args: False)
-        self.messages = {"extra_parameters": "your module has parameters the spec does not have"
+        self.messages = {"extra_parameters": "your module has parameters the task does not list"
                                              + (f" ({extra_parameters_hint})" if extra_parameters_hint else "")}
         self.hints = (eval_mode_hint, causal_prefix_hint)
 

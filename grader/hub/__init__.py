@@ -1,0 +1,3 @@
+"""The course on a JupyterHub (`python -m grader hub init|start`, docs/hub.md): the commands
+(commands), the hub's configuration file (jupyterhub_config.py, read by jupyterhub itself) and the
+collect that checks who handed a submission in (collect)."""

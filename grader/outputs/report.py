@@ -1,0 +1,96 @@
+"""Writing the gradebook: grades.csv, grades.json, one feedback file per submission and report.html.
+
+Feedback shows each task's status, points and message, never the hidden tests' code.
+"""
+import csv
+import io
+import json
+import os
+import sys
+
+from gptcourse.checking.tasks import all_tasks
+from grader.grading import gradefolder
+from grader.grading.gradefolder import safe_name, write_atomically
+
+STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "⚠️", "timeout": "⏱️", "memory": "💾"}
+
+
+def write_all(records, out_dir, run):
+    write_atomically(os.path.join(out_dir, gradefolder.GRADES_JSON), json.dumps(records, indent=1))
+    write_atomically(os.path.join(out_dir, gradefolder.GRADES_CSV), csv_text(records))
+    feedback_dir = os.path.join(out_dir, gradefolder.FEEDBACK)
+    if os.path.islink(feedback_dir) or (os.path.exists(feedback_dir) and not os.path.isdir(feedback_dir)):
+        os.unlink(feedback_dir)  # not ours: a folder is made below
+    os.makedirs(feedback_dir, exist_ok=True)
+    for submission, rows in by_submission(records).items():
+        path = os.path.join(feedback_dir, f"{safe_name(submission)}.md")
+        write_atomically(path, feedback_markdown(submission, rows, run))
+    write_class_report(records, out_dir, run)
+
+
+def write_class_report(records, out_dir, run):
+    """report.html (grader/outputs/class_report.py), after the feedback files it links to. The grades
+    are written already: a report that fails says so and does not fail the run."""
+    try:
+        from grader.outputs.class_report import write_report
+
+        write_report(records, out_dir, run)
+    except Exception as exc:  # noqa: BLE001 - the grade files above are what counts
+        print(f"warning: report.html could not be written ({type(exc).__name__}: {exc}); "
+              f"try again with: python -m grader report {out_dir}", file=sys.stderr)
+
+
+def by_submission(records):
+    grouped = {}
+    for record in records:
+        grouped.setdefault(record["submission"], []).append(record)
+    return grouped
+
+
+def csv_text(records):
+    graded_tasks = [t.id for t in all_tasks() if any(r["task"] == t.id for r in records)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["submission", "points", "max_points"] + [f"task {t}" for t in graded_tasks])
+    for submission, rows in by_submission(records).items():
+        points = {r["task"]: r["points"] for r in rows}
+        writer.writerow(
+            [submission, sum(points.values()), sum(r["max_points"] for r in rows)]
+            + [points.get(t, "") for t in graded_tasks]
+        )
+    return buffer.getvalue()
+
+
+def feedback_markdown(submission, rows, run):
+    lines = feedback_summary(submission, rows)
+    for r in rows:
+        lines += task_feedback(r)
+    lines.append(graded_with(run))
+    return "\n".join(lines) + "\n"
+
+
+def feedback_summary(submission, rows):
+    """The top of a feedback file: the total and a table of the tasks."""
+    total = sum(r["points"] for r in rows)
+    possible = sum(r["max_points"] for r in rows)
+    lines = [f"# Feedback for {submission}", "", f"**{total} / {possible} points**", "",
+             "| task | graded names | status | points |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['task']} [{r['level']}] | `{'`, `'.join(r['names'])}` | "
+                     f"{STATUS_MARK.get(r['status'], '')} {r['status']} | {r['points']} / {r['max_points']} |")
+    lines.append("")
+    return lines
+
+
+def task_feedback(r):
+    """One task's section of a feedback file (also the output of its Gradescope test)."""
+    lines = [f"## Task {r['task']}: {', '.join(r['names'])} ({r['notebook']})", "", r["feedback"] or "", ""]
+    lines += [f"- Note: {note}" for note in r.get("notes", [])]
+    lines.append("")
+    return lines
+
+
+def graded_with(run):
+    """The last line of a feedback file: how the submission was graded."""
+    return (f"_Graded on {run['device']} with hidden test seed {run['seed']}. Each task was graded "
+            f"with the reference versions of earlier tasks, so one mistake costs points once._")
