@@ -89,7 +89,8 @@ def write_class(folder, cells):
 
 
 def write_grade_folder(out, class_dir, seed):
-    """run.json and grades.json as a grade run of the class would write them, every task passed."""
+    """run.json and grades.json as a grade run of the class would write them (its students' notebooks of
+    every chapter they have), every task passed."""
     import hashlib
 
     os.makedirs(out, exist_ok=True)
@@ -98,7 +99,10 @@ def write_grade_folder(out, class_dir, seed):
     records = []
     for student in sorted(os.listdir(class_dir)):
         for chapter in CHAPTERS:
-            with open(os.path.join(class_dir, student, f"{chapter}.ipynb"), "rb") as f:
+            path = os.path.join(class_dir, student, f"{chapter}.ipynb")
+            if not os.path.exists(path):
+                continue
+            with open(path, "rb") as f:
                 sha = hashlib.sha256(f.read()).hexdigest()
             for task in tasks_of(chapter):
                 record = gradefolder.new_record(student, f"{chapter}.ipynb", sha, get_task(task.id), points[task.id],

@@ -611,7 +611,8 @@ def _percentage(value):
 
 
 def _stale_note(data, records):
-    """A warning when the notebooks compared are not the notebooks graded (a grade or regrade since)."""
+    """A warning when the comparison was made for other grades than these (a grade or regrade since),
+    and the notebooks that had changed on disk since grading when it was made."""
     compared = data.get("notebooks") if isinstance(data.get("notebooks"), dict) else {}
     differ = sorted({str(r.get("submission")) for r in records
                      if (compared.get(r.get("submission")) or {}).get(r.get("chapter")) != r.get("notebook_sha")})
@@ -623,8 +624,8 @@ def _stale_note(data, records):
                      f"those compared. Run python -m grader similarity again.")
     changed = data.get("changed_since_grading")
     if isinstance(changed, list) and changed:
-        notes.append(f"{len(changed)} notebook(s) changed on disk after grading; the comparison used the files as they "
-                     f"were then: {', '.join(map(str, changed[:MAX_NAMES]))}.")
+        notes.append(f"{len(changed)} notebook(s) had changed on disk since they were graded; the comparison read "
+                     f"them as they were when it ran, not as graded: {', '.join(map(str, changed[:MAX_NAMES]))}.")
     return "".join(f"<p class=\"small\"><strong>Note:</strong> {_e(n)}</p>" for n in notes)
 
 

@@ -364,8 +364,8 @@ def reference_matches(task_id, cells, references, rules):
 @dataclass
 class ClassCells:
     by_task: dict  # {task id: {submission: cell source}}
-    notebooks: dict  # {submission: {chapter: sha256 of the notebook compared}}
-    changed: list  # "submission (chapter)" of notebooks whose file changed since grading
+    notebooks: dict  # {submission: {chapter: sha256 of the notebook as graded}}, for the report
+    changed: list  # "submission (chapter)" of notebooks whose file changed since grading: read as they are now
 
 
 def class_cells(out_dir):
@@ -392,7 +392,7 @@ def class_cells(out_dir):
                 continue
             if notebook.sha != graded[key]:
                 found.changed.append(f"{submission.id} ({notebook.chapter})")
-            found.notebooks.setdefault(submission.id, {})[notebook.chapter] = notebook.sha
+            found.notebooks.setdefault(submission.id, {})[notebook.chapter] = graded[key]
             for task in tasks_of(notebook.chapter):
                 source, _ = find_task_cell(notebook, task.id)
                 if source and source.strip():

@@ -336,6 +336,27 @@ def test_the_report_says_when_the_comparison_is_older_than_the_grades(tmp_path):
     assert "before the last grade run: the notebooks of ana are not those compared" in section
 
 
+def test_a_notebook_changed_since_grading_is_named_and_is_not_taken_for_a_new_grade_run(tmp_path):
+    """ben replaced his notebook after grading: the comparison reads the file as it is, and the
+    report names it, without saying that the grades are newer than the comparison."""
+    from grader.outputs.similarity import similarity_report
+
+    bench = benchmark("similarity_bench")
+    for student in ("ana", "ben"):
+        write_notebook(filled_notebook("02_attention"), tmp_path / "class" / student / "02_attention.ipynb")
+    bench.write_grade_folder(tmp_path / "out", tmp_path / "class", seed=1)
+    changed = filled_notebook("02_attention", {"2.5": corpus("2.5")["correct_einsum"]})
+    write_notebook(changed, tmp_path / "class" / "ben" / "02_attention.ipynb")
+    similarity_report(str(tmp_path / "out"))
+
+    data = json.loads((tmp_path / "out" / gradefolder.SIMILARITY).read_text())
+    assert data["changed_since_grading"] == ["ben (02_attention)"]
+    section = (tmp_path / "out" / "report.html").read_text()
+    section = section[section.index('<h2 id="similarity">'):]
+    assert "had changed on disk since they were graded" in section and "ben (02_attention)" in section
+    assert "before the last grade run" not in section
+
+
 def test_the_similarity_section_escapes_names_and_links_only_its_own_pages(tmp_path):
     hostile = '<script>alert("x")</script>'
     (tmp_path / gradefolder.SIMILARITY).write_text(json.dumps({"tasks": [{"task": "2.5", "cells": 2, "pairs": [
