@@ -7,6 +7,7 @@
     python -m grader report DIR     (rebuilds DIR/report.html, the class report)
     python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
     python -m grader push-nbgrader DIR --db URL --assignment NAME [--course-dir COURSE]
+    python -m grader similarity DIR [--reference FOLDER ...]   (the pairs of students whose task cells are alike)
     python -m grader push-lms DIR --platform PLATFORM.json [--chapter NAME] [--roster CSV] [--dry-run]
                                  (the chapter scores into the LMS over LTI 1.3; docs/grading.md)
     python -m grader lms-keys --key KEY.pem   (the tool's key pair for the LMS; prints its public half)
@@ -29,7 +30,8 @@ from grader.grading import gradefolder
 MODULES = {"build": "grader.authoring.build", "workshop": "grader.authoring.workshop", "export": "grader.outputs.exports",
            "push-nbgrader": "grader.nbgrading.push", "regrade": "grader.grading.regrade", "gradescope": "grader.outputs.gradescope",
            "where": "grader.authoring.contract", "hub": "grader.hub.commands",
-           "push-lms": "grader.outputs.lms", "lms-keys": "grader.outputs.lms"}
+           "push-lms": "grader.outputs.lms", "lms-keys": "grader.outputs.lms",
+           "similarity": "grader.outputs.similarity"}
 
 
 def main(argv=None):
@@ -55,7 +57,8 @@ def main(argv=None):
     # The class report (grader/outputs/class_report.py), rebuilt from a grade run's files.
     rp = commands.add_parser("report", help="rebuild DIR/report.html from DIR/grades.json and DIR/run.json")
     rp.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
-    # Build, workshop, gradebook exports, nbgrader push, regrading, Gradescope, where: see MODULES.
+    # Build, workshop, gradebook exports, nbgrader push, regrading, Gradescope, where, hub,
+    # similarity: see MODULES.
     named = [name for name in argv[:1] if name in MODULES]
     wanted = named or ([] if argv[:1] in (["grade"], ["report"]) else list(MODULES))
     more = {name: importlib.import_module(MODULES[name]) for name in wanted}

@@ -3,6 +3,7 @@
 Every task cell gets the reference solution (from the generated manifest) unless a test
 gives other code for it, the way a student replaces the `raise NotImplementedError()` stubs.
 """
+import ast
 import copy
 import json
 import subprocess
@@ -169,6 +170,31 @@ def corpus_items():
         absent = tuple(k.lower() for k in split_header_list(header.get("absent", "")))
         items.append(CorpusItem(path.parent.name, path.stem, header["expect"], keywords, text, absent))
     return items
+
+
+class _LocalRenamer(ast.NodeTransformer):
+    """Renames the variables a function assigns (not its parameters, not globals) to `prefix`1, 2, ..."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+
+    def visit_FunctionDef(self, node):
+        parameters = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        assigned = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                          - parameters)
+        names = {old: f"{self.prefix}{i}" for i, old in enumerate(assigned, 1)}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in names:
+                n.id = names[n.id]
+        return node
+
+
+def disguised(source, prefix="tmp"):
+    """The cell as a student who copied it would hand it in to hide that: every variable its
+    functions assign renamed (prefix1, prefix2, ...), its comments gone and its code laid out
+    anew by ast.unparse (other quotes, spacing and line breaks)."""
+    tree = _LocalRenamer(prefix).visit(ast.parse(source))
+    return ast.unparse(tree) + "\n"
 
 
 def run_grader(paths, out, *extra):

@@ -32,7 +32,7 @@ from grader.grading import gradefolder, preflight, startup
 from grader.grading.startup import Settings, devices_for  # noqa: F401 - what callers of grade() build
 from grader.outputs import report
 from grader.paths import load_manifest
-from grader.grading.submissions import check_cell_note, discover, find_task_cell, readable
+from grader.grading.submissions import check_cell_note, discover, find_task_cell, graded_notebooks, readable
 from grader.grading.verdict import Verdict, verdict
 
 
@@ -146,7 +146,7 @@ def grade(paths, settings, runners=None):
 
 def graded_chapters(submissions):
     """The chapters of the course that some submission has a notebook of, in course order."""
-    found = {notebook.chapter for submission in submissions for notebook in _graded_notebooks(submission)}
+    found = {notebook.chapter for submission in submissions for notebook in graded_notebooks(submission)}
     return [chapter for chapter in chapter_names() if chapter in found]
 
 
@@ -159,7 +159,7 @@ def _grade_all(paths, submissions, settings, manifest, workers, devices):
     _warn_about_ungraded(submissions)
     records_by_key, pending = {}, []
     for submission in submissions:
-        for notebook in _graded_notebooks(submission):
+        for notebook in graded_notebooks(submission):
             for task in tasks_of(notebook.chapter):
                 key = (submission.id, notebook.sha, task.id)
                 if key in done:
@@ -188,18 +188,6 @@ def _record_order(records_by_key):
     return lambda key: (key[0], task_index[key[2]], records_by_key[key]["notebook"])
 
 
-def _graded_notebooks(submission):
-    """Notebooks of known chapters; the last one wins when a chapter appears twice, except
-    that a notebook that cannot be read never replaces one that can (a broken backup copy
-    must not hide the real work)."""
-    by_chapter = {}
-    for notebook in submission.notebooks:
-        earlier = by_chapter.get(notebook.chapter)
-        if notebook.chapter and not (notebook.error and earlier and not earlier.error):
-            by_chapter[notebook.chapter] = notebook
-    return list(by_chapter.values())
-
-
 def _run_settings(settings, isolation, paths=(), devices=("cpu",)):
     """The run's seed is chosen once and kept, so a resumed batch grades with the same cases.
 
@@ -222,7 +210,7 @@ def _run_settings(settings, isolation, paths=(), devices=("cpu",)):
 def _warn_about_ungraded(submissions):
     """Say which submissions and broken notebooks get no grade at all (no chapter to grade)."""
     for submission in submissions:
-        graded = _graded_notebooks(submission)
+        graded = graded_notebooks(submission)
         for notebook in submission.notebooks:
             if notebook.error and not notebook.chapter:
                 print(f"warning: {submission.id}: {readable(notebook.path)}: {notebook.error} (its chapter is "

@@ -2,7 +2,8 @@
 
 A graded folder holds run.json (how the run was made), results.jsonl (one record per graded
 task, appended as they come: what a resumed run keeps), grades.json and grades.csv (the
-gradebook), feedback/<submission>.md and report.html. Every module that writes there writes
+gradebook), feedback/<submission>.md and report.html; `python -m grader similarity` adds
+similarity.json and similarity/ (grader/outputs/similarity.py). Every module that writes there writes
 through write_atomically, and names a submission's file with safe_name.
 
 A record is one graded task of one submission: `new_record` starts it, `finished` completes
@@ -26,6 +27,8 @@ GRADES_JSON = "grades.json"
 GRADES_CSV = "grades.csv"
 FEEDBACK = "feedback"
 REPORT = "report.html"
+SIMILARITY = "similarity.json"
+SIMILARITY_PAGES = "similarity"
 
 STATUSES = ("passed", "failed", "error", "timeout", "memory")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -216,6 +216,18 @@ def _unpack_notebooks(path, target):
     return too_large
 
 
+def graded_notebooks(submission):
+    """Notebooks of known chapters; the last one wins when a chapter appears twice, except
+    that a notebook that cannot be read never replaces one that can (a broken backup copy
+    must not hide the real work)."""
+    by_chapter = {}
+    for notebook in submission.notebooks:
+        earlier = by_chapter.get(notebook.chapter)
+        if notebook.chapter and not (notebook.error and earlier and not earlier.error):
+            by_chapter[notebook.chapter] = notebook
+    return list(by_chapter.values())
+
+
 # ------------------------------------------------------------------------------------------
 # Notebooks
 # ------------------------------------------------------------------------------------------

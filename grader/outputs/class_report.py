@@ -6,7 +6,10 @@ so it opens offline and can be mailed or archived. It shows:
 - scores per chapter (a histogram each) and, per task, the share of students by status;
 - per task, the most frequent mistakes and how many students made each;
 - the tasks and submissions that took longest;
-- the submissions that errored, timed out, ran out of memory or could not be read, linked to their feedback.
+- the submissions that errored, timed out, ran out of memory or could not be read, linked to their feedback;
+- similar work, when `python -m grader similarity DIR` has compared the class (DIR/similarity.json,
+  grader/outputs/similarity.py): per task, the pairs of students whose cells are alike, and apart
+  from them the cells that match a reference folder, each linked to its side-by-side page.
 
 Mistakes are grouped by a label made from each record's finding (the verdict as fields,
 gptcourse/checking/findings.py; see `mistake_of`): the known mistake the grader recognised, else the
@@ -20,6 +23,7 @@ import base64
 import datetime
 import html
 import io
+import json
 import os
 import re
 import statistics
@@ -354,6 +358,7 @@ def render(records, out_dir, run, now=None):
         parts.append(_mistake_section(task_ids, tasks))
         parts.append(_timing_section(task_ids, tasks, submissions))
         parts.append(_problem_section(submissions, out_dir))
+        parts.append(_similarity_section(records, out_dir))
     else:
         parts.append("<p>No task records: nothing was graded.</p>")
     parts.append("</main></body></html>\n")
@@ -399,7 +404,7 @@ def _header(records, submissions, tasks, out_dir, run, now):
     rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     nav = ("<nav class=\"small\"><a href=\"#scores\">Scores</a><a href=\"#chapters\">Chapters</a>"
            "<a href=\"#tasks\">Tasks</a><a href=\"#mistakes\">Mistakes</a><a href=\"#timing\">Timing</a>"
-           "<a href=\"#problems\">Errors and rejections</a></nav>")
+           "<a href=\"#problems\">Errors and rejections</a><a href=\"#similarity\">Similar work</a></nav>")
     return f"<h1>Class report</h1>{nav}<dl class=\"facts\">{rows}</dl>"
 
 
@@ -548,4 +553,142 @@ def _problem_section(submissions, out_dir):
             f"<p>{len(rows)} submission{'s' if len(rows) != 1 else ''} with a task that raised, timed out, ran out of memory "
             "or could not be read. The links open their feedback files (relative to this report).</p>"
             "<table><tr><th>submission</th><th>what</th><th>first problem</th><th>feedback</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+# ------------------------------------------------------------------------------------------
+# Similar work: DIR/similarity.json, written by `python -m grader similarity DIR`
+# ------------------------------------------------------------------------------------------
+
+def read_similarity(out_dir):
+    """DIR/similarity.json as a dict; None when it is missing; a str saying why when it cannot be
+    used. Anyone could have written the file (student code, where there was no sandbox): its
+    fields are checked where they are used, and every text is escaped."""
+    path = os.path.join(out_dir, gradefolder.SIMILARITY)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"{path} could not be read ({type(exc).__name__})"
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        return f"{path} is not what `python -m grader similarity` writes"
+    return data
+
+
+def _matches(entry, key):
+    """The well-formed matches of a task entry of similarity.json."""
+    found = []
+    for match in entry.get(key) if isinstance(entry.get(key), list) else []:
+        if not isinstance(match, dict):
+            continue
+        shares = match.get("shares")
+        if (isinstance(match.get("first"), str) and isinstance(match.get("second"), str)
+                and isinstance(shares, list) and len(shares) == 2
+                and all(s is None or (isinstance(s, (int, float)) and not isinstance(s, bool)) for s in shares)
+                and isinstance(shares[0], (int, float)) and isinstance(match.get("shared_tokens"), int)):
+            found.append(match)
+    return found
+
+
+def _page_link(match, text):
+    """A link to a match's side-by-side page; only a page inside DIR/similarity/ is linked."""
+    page = match.get("page")
+    prefix = gradefolder.SIMILARITY_PAGES + "/"
+    if not isinstance(page, str) or not page.startswith(prefix) or ".." in page.split("/"):
+        return _e(text)
+    return f"<a href=\"{_e(urllib.parse.quote(page))}\">{_e(text)}</a>"
+
+
+def _percentage(value):
+    """A share (0 to 1) as a percentage; "—" for None (no share), "?" for what is not a number."""
+    if value is None:
+        return "—"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{100 * value:.0f}%"
+    return "?"
+
+
+def _stale_note(data, records):
+    """A warning when the comparison was made for other grades than these (a grade or regrade since),
+    and the notebooks that had changed on disk since grading when it was made."""
+    compared = data.get("notebooks") if isinstance(data.get("notebooks"), dict) else {}
+    differ = sorted({str(r.get("submission")) for r in records
+                     if (compared.get(r.get("submission")) or {}).get(r.get("chapter")) != r.get("notebook_sha")})
+    notes = []
+    if differ:
+        more = f" and {len(differ) - MAX_NAMES} more" if len(differ) > MAX_NAMES else ""
+        shown = ", ".join(differ[:MAX_NAMES]) + more
+        notes.append(f"The comparison below was made before the last grade run: the notebooks of {shown} are not "
+                     f"those compared. Run python -m grader similarity again.")
+    changed = data.get("changed_since_grading")
+    if isinstance(changed, list) and changed:
+        notes.append(f"{len(changed)} notebook(s) had changed on disk since they were graded; the comparison read "
+                     f"them as they were when it ran, not as graded: {', '.join(map(str, changed[:MAX_NAMES]))}.")
+    return "".join(f"<p class=\"small\"><strong>Note:</strong> {_e(n)}</p>" for n in notes)
+
+
+def _similarity_section(records, out_dir):
+    head = "<h2 id=\"similarity\">Similar work</h2>"
+    data = read_similarity(out_dir)
+    if data is None:
+        return (f"{head}<p>Not computed. <code>python -m grader similarity DIR</code> (DIR: the folder of this "
+                f"report) compares the students' task cells, task by task, and lists here the pairs whose cells "
+                f"are alike.</p>")
+    if isinstance(data, str):
+        return f"{head}<p>{_e(data)}</p>"
+    tasks = [t for t in data["tasks"] if isinstance(t, dict) and isinstance(t.get("task"), str)]
+    rules = data.get("rules") if isinstance(data.get("rules"), dict) else {}
+    folders = data.get("references") if isinstance(data.get("references"), list) else []
+    return "\n".join([head, _stale_note(data, records), _similarity_rules(data.get("library"), rules),
+                      _student_pairs(tasks), _reference_matches(tasks, folders)])
+
+
+def _similarity_rules(library, rules):
+    """How cells were compared and when a pair is listed, with the run's numbers."""
+    return (f"<p class=\"small muted\">Each student's task cell was compared with every other student's cell of the "
+            f"same task ({_e(library or 'copydetect')}: names, strings, comments and layout do not matter). Never "
+            f"counted: the release notebook's own code (stubs, signatures, imports), and passages that at least "
+            f"{_e(rules.get('common_cells', '?'))} students and {_e(_percentage(rules.get('common_share', '?')))} of "
+            f"the class wrote alike (the usual way of writing them). A pair is listed when what its cells still "
+            f"share is at least {_e(rules.get('min_shared_tokens', '?'))} tokens and at least "
+            f"{_e(_percentage(rules.get('threshold', '?')))} of one cell's own code: a short answer that many "
+            f"write alike is never listed. Alike is a reason to look and to talk with the students, not proof of "
+            f"copying.</p>")
+
+
+def _student_pairs(tasks):
+    rows = [f"<tr class=\"pair\"><td>{_e(t['task'])}</td><td>{_e(m['first'])}</td><td>{_e(m['second'])}</td>"
+            f"<td class=\"num\">{_percentage(m['shares'][0])}</td><td class=\"num\">{_percentage(m['shares'][1])}</td>"
+            f"<td class=\"num\">{m['shared_tokens']}</td><td>{_page_link(m, 'side by side')}</td></tr>"
+            for t in tasks for m in _matches(t, "pairs")]
+    compared = sum(1 for t in tasks if isinstance(t.get("cells"), int) and t["cells"] > 1)
+    if not rows:
+        return (f"<h3>Pairs of students</h3><p>None: no two students' cells of the {compared} tasks compared are "
+                f"alike beyond what the class writes alike.</p>")
+    flagged = sum(1 for t in tasks if _matches(t, "pairs"))
+    return (f"<h3>Pairs of students</h3><p>{len(rows)} pair{'s' if len(rows) != 1 else ''} in {flagged} of the "
+            f"{compared} tasks compared; the shares are how much of each cell's own code is in the other.</p>"
+            "<table class=\"similar\"><tr><th>task</th><th>student</th><th>student</th><th class=\"num\">first's "
+            "share</th><th class=\"num\">second's share</th><th class=\"num\">shared tokens</th><th>page</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+def _reference_matches(tasks, folders):
+    """The cells that match a reference folder's code: apart from the pairs, and said to be information."""
+    rows = [f"<tr class=\"reference\"><td>{_e(t['task'])}</td><td>{_e(m['first'])}</td><td>{_e(m['second'])}</td>"
+            f"<td class=\"num\">{_percentage(m['shares'][0])}</td><td class=\"num\">{m['shared_tokens']}</td>"
+            f"<td>{_page_link(m, 'side by side')}</td></tr>"
+            for t in tasks for m in _matches(t, "references")]
+    if not folders and not rows:
+        return ""
+    intro = (f"<h3>Matches with reference code</h3><p>Cells that share code with the reference folders "
+             f"({_e(', '.join(map(str, folders)))}). A match with the book's code or last year's work is "
+             f"information, not an accusation: it says where a cell's code comes from, and students may read the "
+             f"book.</p>")
+    if not rows:
+        return intro + "<p>None: no cell shares enough with them.</p>"
+    return (intro + "<table class=\"similar-references\"><tr><th>task</th><th>student</th><th>reference file</th>"
+            "<th class=\"num\">student's share</th><th class=\"num\">shared tokens</th><th>page</th></tr>"
             + "".join(rows) + "</table>")

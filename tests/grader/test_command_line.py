@@ -48,13 +48,15 @@ def test_the_older_module_spellings_still_work():
 
 
 def test_the_tools_that_read_a_grade_folder_do_not_import_torch():
-    """Exports, the nbgrader and LMS pushes, the reports and the grade folder's own module read JSON: they
-    take the manifest from grader.paths and records from grader.grading.gradefolder, not from the engine."""
+    """Exports, the nbgrader and LMS pushes, the reports, the similarity report and the grade folder's own
+    module read JSON: they take the manifest from grader.paths and records from grader.grading.gradefolder,
+    not from the engine."""
     loaded = run("import sys",
-                 "from grader.outputs import class_report, exports, lms, report",
+                 "from grader.outputs import class_report, exports, lms, report, similarity",
                  "from grader.grading import gradefolder",
                  "from grader.nbgrading import push",
                  "from grader.paths import load_manifest",
                  "assert load_manifest()",
+                 "assert similarity.find_similar({'2.1': {'a': 'x = 1', 'b': 'y = 2'}})['2.1'].pairs == []",
                  "print(sorted(m for m in ('torch', 'grader.grading.engine') if m in sys.modules))")
     assert loaded.strip() == "[]"

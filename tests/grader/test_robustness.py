@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from factory import corpus_items, filled_notebook, manifest, records_by_submission, run_grader, write_notebook
 from gptcourse.checking.tasks import TASKS, tasks_of
 from grader.grading import submissions
-from grader.grading.engine import _graded_notebooks
 from grader.grading.gradefolder import load_results
-from grader.grading.submissions import Notebook, Submission, check_cell_note, discover, find_task_cell, read_notebook
+from grader.grading.submissions import (Notebook, Submission, check_cell_note, discover, find_task_cell,
+                                        graded_notebooks, read_notebook)
 
 CH02, CH03 = "02_attention", "03_multihead_attention"
 LONE_SURROGATE = "\udcff"
@@ -305,10 +305,10 @@ def test_a_folder_name_that_is_not_utf8_becomes_a_readable_id(tmp_path):
 
 def test_a_broken_copy_of_a_chapter_never_replaces_a_readable_one():
     good, broken = Notebook("a/02_attention.ipynb", CH02), Notebook("a/02_attention_copy.ipynb", CH02, error="x")
-    assert _graded_notebooks(Submission("a", [good, broken])) == [good]
-    assert _graded_notebooks(Submission("a", [broken, good])) == [good]
+    assert graded_notebooks(Submission("a", [good, broken])) == [good]
+    assert graded_notebooks(Submission("a", [broken, good])) == [good]
     newer = Notebook("a/02_attention_v2.ipynb", CH02)
-    assert _graded_notebooks(Submission("a", [good, newer])) == [newer]  # the last readable one wins
+    assert graded_notebooks(Submission("a", [good, newer])) == [newer]  # the last readable one wins
 
 
 # ------------------------------------------------------------------------------------------
