@@ -11,7 +11,7 @@
    task of ten statements or more: one wrote one of the corpus's correct cells, the other copied it
    and disguised it again. Seeded.
 2. Writes the grade folder that grading this class would leave (run.json, grades.json, every task
-   passed, the records made by grader.gradefolder): the similarity report reads nothing else, and
+   passed, the records made by grader.grading.gradefolder): the similarity report reads nothing else, and
    grading the class is a benchmark of its own (benchmarks/class_bench.py).
 3. Runs `python -m grader similarity DIR --jobs J` in one fresh process and prints its wall time,
    its CPU time, how busy the machine was just before (load average), how many pairs it flagged
