@@ -8,8 +8,8 @@ One source for each fact: a task's solution exists only in its master's solution
   and solution cells with the solution markers removed;
 - course/NN_*.ipynb: the student release, made by `nbgrader generate_assignment`;
 - course/gptcourse/checking/fixtures/NN_*.json: the reference's observations on the public cases;
-- docs/contract.md: the course's contract, gptcourse/checking/contract.py with what the course table
-  and the masters say of each task (grader/contract.py).
+- docs/contract.md: the course's contract, each task's contract (its TaskSpec in its public chapter
+  module) with what the course table and the masters say of it (grader/contract.py).
 """
 import argparse
 import difflib

@@ -1,15 +1,15 @@
-"""Adding a chapter touches five things of its own, one line of the course table and its contract
-entry (issues 26 and 35).
+"""Adding a chapter touches five things of its own and one line of the course table (issues 26,
+35 and 40).
 
 A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly what
 docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
 
 1. its master notebook (the cell conventions: metadata, setup, task text, solution, check);
-2. its public chapter module, gptcourse.checking.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
+2. its public chapter module, gptcourse.checking.chapters.ch99_toy (KEY_NAMES, SPECS: the task's contract
+   and probes);
 3. its grader's chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
 4. its corpus: a wrong and a correct student cell;
-5. one line of the course table, a `Chapter(...)` (registered with register_chapter);
-6. its task's entry in the contract, gptcourse.checking.contract.TASKS (set for the test).
+5. one line of the course table, a `Chapter(...)` (registered with register_chapter).
 
 Then the real pipeline runs on it, unchanged: the build reads the master and writes the
 reference module, the manifest and the self-check fixtures; the self-check passes the correct
@@ -48,7 +48,7 @@ import sys
 import nbformat
 import pytest
 
-from gptcourse.checking import contract, conventions, course, selfcheck
+from gptcourse.checking import conventions, course, selfcheck
 from gptcourse.checking.selfcheck import SelfCheckFailed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,11 +63,13 @@ MISTAKE = "the input is tripled, not doubled"
 # 5. The one line of the course table (gptcourse/checking/course.py), evaluated in course.py's namespace.
 COURSE_LINE = 'Chapter("99_toy", "A toy chapter", 60, (task("99.1", ("double",), "B", "Doubling a tensor"),))'
 
-# 2. The public chapter module: how the task is probed, how feedback names what it saw.
+# 2. The public chapter module: what the task's checks pin down (its contract), how it is probed,
+# how feedback names what it saw.
 PUBLIC_MODULE = '''\
 """Chapter 99, a toy: double(x) returns a tensor twice its input."""
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.contract import Contract
 
 CHAPTER = "99_toy"
 KEY_NAMES = {"doubled": "Doubled tensor"}
@@ -75,6 +77,8 @@ GRADING_DATA = ()  # no data set to fetch before grading it
 
 SPECS = {
     "99.1": TaskSpec(
+        contract=Contract(pinned=("Returns twice its input, a tensor of the same shape.",),
+                          free=("How it doubles: a product or a sum.",)),
         probes={"call": kinds.Function(lambda probe: ([probe.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
                                        tensors=True)}),
 }
@@ -122,11 +126,6 @@ CORPUS = {
     "correct_sum.py": "# expect: correct\n# mistake: none (a sum)\ndef double(x):\n    return x + x\n",
 }
 
-# 6. The task's contract entry (gptcourse/checking/contract.py), evaluated in contract.py's namespace.
-CONTRACT_LINE = ('Contract(pinned=("Returns twice its input, a tensor of the same shape.",), '
-                 'free=("How it doubles: a product or a sum.",))')
-
-
 def _nbgrader(grade_id, **flags):
     return {"nbgrader": {"grade_id": grade_id, "locked": not flags.get("solution", False), "schema_version": 3,
                          "solution": False, "grade": False, "task": False, **flags}}
@@ -160,8 +159,7 @@ def write_chapter(root):
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
-    return [*files, f"course/gptcourse/checking/course.py: {COURSE_LINE}",
-            f"course/gptcourse/checking/contract.py: TASKS[{TASK!r}] = {CONTRACT_LINE}"]
+    return [*files, f"course/gptcourse/checking/course.py: {COURSE_LINE}"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -200,7 +198,6 @@ def toy(tmp_path, monkeypatch):
     """The toy chapter written under tmp_path and registered; everything undone afterwards."""
     written = write_chapter(tmp_path)
     course.register_chapter(eval(COURSE_LINE, vars(course)))
-    monkeypatch.setitem(contract.TASKS, TASK, eval(CONTRACT_LINE, vars(contract)))
     selfcheck.load_fixtures.cache_clear()
     try:
         load_module(monkeypatch, "gptcourse.checking.chapters.ch99_toy", tmp_path / "course/gptcourse/checking/chapters/ch99_toy.py")
@@ -288,8 +285,7 @@ def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, 
     assert sorted(written) == sorted([
         "solutions/99_toy.ipynb", "course/gptcourse/checking/chapters/ch99_toy.py", "grader/chapters/ch99_toy.py",
         "tests/corpus/99.1/correct_sum.py", "tests/corpus/99.1/wrong_tripled.py",
-        f"course/gptcourse/checking/course.py: {COURSE_LINE}",
-        f"course/gptcourse/checking/contract.py: TASKS['99.1'] = {CONTRACT_LINE}"])
+        f"course/gptcourse/checking/course.py: {COURSE_LINE}"])
     assert shared_files_naming_the_toy_chapter() == []
     assert repository_status() == status_before, "the test wrote into the repository"
 

@@ -19,6 +19,7 @@ GENERIC_FILES = [
     "course/gptcourse/checking/probes.py", "course/gptcourse/checking/judge.py",
     *sorted(str(path.relative_to(REPO)) for path in (REPO / "course/gptcourse/checking/kinds").glob("*.py")),
     "course/gptcourse/checking/selfcheck.py", "course/gptcourse/checking/records.py", "course/gptcourse/checking/tasks.py",
+    "course/gptcourse/checking/contract.py", "course/gptcourse/checking/chapters/__init__.py",
     "grader/hidden/expectations.py", "grader/hidden/casekit.py", "grader/chapters/__init__.py",
     "grader/engine.py", "grader/verdict.py", "grader/build.py", "grader/contract.py",
 ]
