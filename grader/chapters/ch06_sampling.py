@@ -26,7 +26,7 @@ from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
 from grader.hidden.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
                                      naive_softmax)
-from grader.hidden.casekit import module_weights, reference_module, subclass_with
+from grader.hidden.casekit import module_weights, reference_module, reference_with_text_replaced, subclass_with
 from grader.reference import reference_object
 
 NEG_INF = float("-inf")
@@ -547,32 +547,31 @@ def _mistakes_6_3():
     ]
 
 
+# The known mistakes of generate are the reference with one piece changed, so that the loop is
+# written once, in the master (casekit.reference_with_text_replaced, as chapter 05's training loops).
+CROP = {"first": "idx[:, :context_size]", False: "idx"}  # the context cut to its first tokens, or not cut
+EOS_SEEN = {  # which tokens count as produced: every token of the row, or only this step's
+    "all": "finished |= (idx == eos_id).any(dim=1)",
+    "step": "finished = idx_next.squeeze(1) == eos_id",
+}
+
+
 def _mistaken_generate(crop=True, no_grad=True, stop="all", eos_scope="new"):
-    def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, top_p=None, eos_id=None):
-        prompt_length = idx.shape[1]
-        for _ in range(max_new_tokens):
-            idx_cond = {True: idx[:, -context_size:], False: idx, "first": idx[:, :context_size]}[crop]
-            with torch.set_grad_enabled(not no_grad):
-                logits = model(idx_cond)[:, -1, :]
-            if temperature == 0.0:
-                idx_next = torch.argmax(logits, dim=-1, keepdim=True)
-            else:
-                if top_k is not None:
-                    logits = reference_object("6.2")(logits, top_k)
-                if top_p is not None:
-                    logits = reference_object("6.3")(logits, top_p)
-                idx_next = torch.multinomial(torch.softmax(logits / temperature, dim=-1), num_samples=1)
-            idx = torch.cat((idx, idx_next), dim=1)
-            if eos_id is None or stop == "never":
-                continue
-            seen = idx if eos_scope == "all" else idx[:, prompt_length:]
-            if eos_scope == "step":  # only this step's tokens, nothing remembered
-                seen = idx_next
-            produced = (seen == eos_id).any(dim=1)
-            if (stop == "any" and bool(produced.any())) or (stop == "all" and bool(produced.all())):
-                break
-        return idx
-    return generate
+    """The reference generate with one piece changed: the context not cropped or cropped to its
+    first tokens (CROP), the model run with gradients, generation stopped when any row has
+    produced eos_id or never, or eos_id counted in the prompt or only in this step (EOS_SEEN)."""
+    replacements = {}
+    if crop is not True:
+        replacements["idx_cond = idx[:, -context_size:]"] = f"idx_cond = {CROP[crop]}"
+    if not no_grad:
+        replacements["with torch.no_grad():"] = "with torch.enable_grad():"
+    if stop == "any":
+        replacements["if bool(finished.all()):"] = "if bool(finished.any()):"
+    if stop == "never":
+        replacements["if eos_id is not None:"] = "if False:"
+    if eos_scope != "new":
+        replacements["finished |= idx_next.squeeze(1) == eos_id"] = EOS_SEEN[eos_scope]
+    return reference_with_text_replaced("6.4", "generate", replacements)
 
 
 def _mistakes_6_4():

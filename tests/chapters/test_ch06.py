@@ -88,3 +88,30 @@ def test_the_cached_generation_can_be_timed_token_by_token():
     ids = generate_greedy_cached(cached, torch.randint(0, 50, (1, 4)), 7, after_each_token=timer.tick)
     assert ids.shape == (1, 11) and len(timer.times) == 7  # one time per new token
     assert all(t >= 0 for t in timer.times)
+
+
+def test_the_known_mistakes_of_generate_are_the_reference_with_a_piece_changed():
+    """The grader's known mistakes of 6.4 are the reference generate with one piece of its text
+    replaced (casekit.reference_with_text_replaced), as chapter 05's training loops are: a hand
+    copy of the loop in the grader's module could drift from the master's. Each one still
+    observes something else than the reference on some greedy or end-token case."""
+    import ast
+    import inspect
+
+    from gptcourse.checking import records
+    from grader.chapters import ch06_sampling as graders, hidden_cases, public_cases
+    from grader.hidden.expectations import seeded_probe
+    from grader.reference import reference_objects
+
+    defined = {node.name for node in ast.walk(ast.parse(inspect.getsource(graders))) if isinstance(node, ast.FunctionDef)}
+    assert "generate" not in defined  # no copy of the loop in the grader's module
+    mistakes = graders.SPECS["6.4"].mistakes()
+    assert len(mistakes) == 7
+    for message, generate in mistakes:
+        assert generate.__code__.co_filename.startswith("<the reference generate with "), message
+
+    cases = [case for case in public_cases("6.4") + hidden_cases("6.4", 1) if case.kind in ("greedy", "end_token")]
+    right = records.dumps([seeded_probe(reference_objects("6.4"), case) for case in cases])
+    for message, generate in mistakes:
+        observed = records.dumps([seeded_probe({"generate": generate}, case) for case in cases])
+        assert observed != right, f"no case tells this known mistake from the reference: {message}"
