@@ -125,3 +125,12 @@ def test_no_file_of_the_repository_points_outside_it():
             if hits:
                 found[path] = hits
     assert found == {}
+
+
+def test_the_readme_points_at_the_rules_for_every_task_rather_than_repeating_them():
+    """The README's "How it grades" once repeated the common rules in its own words (issue 40):
+    it now links their one statement, the page's section, which must exist under that name."""
+    readme = (REPO / "README.md").read_text()
+    assert "(docs/contract.md#rules-for-every-task)" in readme
+    assert "\n## Rules for every task\n" in PAGE.read_text()
+    assert all(rule[:60] not in readme.replace("\n", " ") for rule in contract.COMMON_RULES)

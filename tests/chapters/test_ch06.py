@@ -115,3 +115,19 @@ def test_the_known_mistakes_of_generate_are_the_reference_with_a_piece_changed()
     for message, generate in mistakes:
         observed = records.dumps([seeded_probe({"generate": generate}, case) for case in cases])
         assert observed != right, f"no case tells this known mistake from the reference: {message}"
+
+
+def test_a_grading_run_s_sampling_cases_fail_a_correct_sampler_less_than_once_in_a_million():
+    """What the opening of grader/chapters/ch06_sampling.py says of 6.4's sampling cases, from the
+    cases the grader runs on one device (public and hidden): each draws SAMPLE_ROWS rows and fails
+    a correct sampler with probability at most the Sampler's false_failure, so all of them
+    together less than once in a million runs."""
+    from gptcourse.checking.chapters import task_spec
+    from gptcourse.checking.chapters.ch06_sampling import SAMPLE_ROWS
+    from grader.engine import Expectations
+
+    false_failure = task_spec("6.4").probes["sample"].false_failure
+    for seed in (1, 2):
+        sampling = [case for case in Expectations(seed, ["cpu"]).cases("6.4") if case.kind == "sample"]
+        assert len(sampling) >= 4 and {case.args["num_rows"] for case in sampling} == {SAMPLE_ROWS}
+        assert len(sampling) * false_failure < 1e-6, (len(sampling), false_failure)

@@ -55,6 +55,13 @@ COMMON_RULES = (
 )
 
 
+def small_number(value):
+    """A small number as prose writes it, for a contract written from a constant: 2e-3 and 1e-6,
+    not Python's 0.002 and 1e-06."""
+    mantissa, exponent = f"{value:e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
 def contract_of(task_id):
     """The task's Contract, from its TaskSpec; a KeyError that says where to add one when it has none."""
     from gptcourse.checking.chapters import task_spec

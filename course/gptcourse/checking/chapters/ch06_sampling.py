@@ -15,7 +15,7 @@ import torch
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec, attention
 from gptcourse.checking.chapters.toys import NextTokenModel, TableModel
-from gptcourse.checking.contract import Contract
+from gptcourse.checking.contract import Contract, small_number
 from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -23,6 +23,11 @@ CHAPTER = "06_sampling"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/preflight.py).
 GRADING_DATA = GPT2_FILES
+
+# Two numbers of the cases that the contract below states, so that it states them from here: the
+# grader's chapter module builds its cases with them.
+TOP_P_MARGIN = 2e-3  # no running total of a top-p case's probabilities lies closer than this to p
+SAMPLE_ROWS = 20_000  # rows of one prompt a sampling case of generate draws, in one call
 
 
 # ------------------------------------------------------------------------------------------
@@ -358,7 +363,7 @@ SPECS = {
             ),
             free=(
                 "The order among tokens of equal probability: no case puts a tie at the cut, and no running "
-                "total within 2e-3 of `p`.",
+                f"total within {small_number(TOP_P_MARGIN)} of `p`.",
             )),
         probes={"forward": kinds.Function(top_p_arguments, outputs=(("logits_out", "the returned logits"),),
                                           tensors=True)},
@@ -369,7 +374,7 @@ SPECS = {
                 "Each step crops to the last `context_size` tokens and reads the last position's logits, without "
                 "gradients; `temperature == 0` picks the largest logit (whatever `top_k` and `top_p` say).",
                 "Otherwise top-k, then top-p, then the softmax with the temperature, and a draw from that "
-                "distribution: 20,000 draws must fit it (and not the other orders).",
+                f"distribution: {SAMPLE_ROWS:,} draws must fit it (and not the other orders).",
                 "With `eos_id`, generation stops once every row has produced it among its new tokens (one already "
                 "in the prompt does not count); without it, exactly `max_new_tokens` tokens are added.",
             ),

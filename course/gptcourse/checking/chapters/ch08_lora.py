@@ -5,7 +5,7 @@
   kaiming_uniform_(A, a=sqrt(5)) gives for an (in_dim, rank) tensor), and a Kolmogorov-Smirnov
   test against the uniform distribution on [-bound, bound] whose false-failure rate is fixed by
   the Dvoretzky-Kiefer-Wolfowitz inequality, P(D > eps) <= 2 exp(-2 n eps^2): eps is chosen so
-  that a correct layer fails a case with probability at most 1e-6. Its forward pass is
+  that a correct layer fails a case with probability at most INIT_FALSE_FAILURE. Its forward pass is
   compared with the grader's values copied into A and B (kinds.ModuleForward).
 - 8.2 LinearWithLoRA: a forward pass with every weight loaded, the output right after
   construction (exactly the wrapped layer's), and whether the wrapped layer's parameters are
@@ -25,7 +25,7 @@ import torch.nn as nn
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec
 from gptcourse.checking.chapters.toys import NestedModel
-from gptcourse.checking.contract import Contract, ReferenceValue
+from gptcourse.checking.contract import Contract, ReferenceValue, small_number
 from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -579,7 +579,7 @@ SPECS = {
             pinned=(
                 "Parameters `A` of shape `(in_dim, rank)` and `B` of shape `(rank, out_dim)`, `B` all zeros when made.",
                 "`A` drawn uniformly from `[-1/sqrt(rank), 1/sqrt(rank)]`, judged by its distribution on a layer of "
-                "at least 8,192 values (a correct layer fails with probability at most 1e-6).",
+                f"at least 8,192 values (a correct layer fails with probability at most {small_number(INIT_FALSE_FAILURE)}).",
                 "`forward` gives `alpha * (x @ A @ B)` (no division by `rank`) for any leading dimensions.",
             ),
             free=("How `A` is drawn, as long as the distribution is that one.",)),
