@@ -31,7 +31,7 @@ LEVELS = {"B": "beginner", "I": "intermediate", "A": "advanced"}
 CORPUS_TESTS = ("tests/grader/test_corpus.py", "tests/course/test_selfcheck.py")
 # What the fields of a SPECS entry of a grader's chapter module hold, in the words of grader/chapters/__init__.py.
 GRADER_FIELDS = {"public": "public cases", "hidden": "hidden cases", "mistakes": "known mistakes",
-                 "extras": "extras (what the judge needs besides the reference: accepted alternatives)",
+                 "extras": "extras (what the judge needs besides the reference's observations, `internals/...`)",
                  "for_device": "cases changed for a GPU"}
 
 PAGE_HEADER = """\

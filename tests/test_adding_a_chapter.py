@@ -352,17 +352,21 @@ def test_the_tests_tables_kept_by_hand_name_the_new_chapter_until_it_has_its_ent
         entries.OUTPUT, entries.STUDENT, entries.TEST_FILE, entries.DATA, entries.BRANCH, entries.PICTURES}
 
 
-# docs/authoring.md, "Changing a case, a known mistake or a hint": its rows, and the same change
-# made to the toy chapter (grader's spec -> grader's spec; the hint changes the public spec).
+# docs/authoring.md, "Changing a case, a known mistake or a hint": the first words of each row, and
+# the same change made to the toy chapter (to its grader's spec, its public spec or its master).
 CHANGES = {
     "a public case": ("grader", lambda spec: dataclasses.replace(spec, public=lambda rng: [_toy_case(rng, 3, 3)])),
     "a hidden case": ("grader", lambda spec: dataclasses.replace(spec, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
-    "a known mistake": ("grader", lambda spec: dataclasses.replace(
+    "a known mistake of an output compared": ("grader", lambda spec: dataclasses.replace(
         spec, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
-    "what the judge needs besides the reference": ("grader", lambda spec: dataclasses.replace(
+    "a known mistake of a random output": ("grader", lambda spec: dataclasses.replace(
+        spec, extras=lambda case: {"internals/mistakes": [("the input is tripled", [0.5, 0.5])]})),
+    "what else the judge needs": ("grader", lambda spec: dataclasses.replace(
         spec, extras=lambda case: {"internals/alternatives": []})),
     "a hint": ("public", lambda spec: dataclasses.replace(spec, hints=(lambda key, got, expected, case: "a hint",))),
+    "the solution in a master": ("master", SOLUTION_SOURCE.replace("return 2 * x", "return 2 * x + 1")),
 }
+REBUILD = "python -m grader build --chapters NN_name"
 
 
 def _toy_case(rng, rows, cols):
@@ -379,22 +383,46 @@ def recipe_rows():
     return {cells[0]: cells[2] for cells in rows}
 
 
-def test_the_recipe_for_a_change_says_when_the_fixtures_must_be_made_again(toy, monkeypatch):
-    """Each change of the recipe, made to the toy chapter, changes the self-check's fixtures
-    exactly when the recipe says `make release`."""
-    root, _ = toy
-    build = point_the_build_at(root, monkeypatch)
+def change_of(row):
+    """The change of CHANGES that the recipe's row describes (the one whose first words it starts with)."""
+    (change,) = [CHANGES[start] for start in CHANGES if row.startswith(start)] or [None]
+    return change
+
+
+def test_every_row_of_the_recipe_is_a_change_the_test_makes():
+    rows = recipe_rows()
+    assert [row for row in rows if change_of(row) is None] == [], "a row of the recipe that no change here makes"
+    assert len(rows) == len(CHANGES), "a change here that no row of the recipe describes"
+
+
+def build_the_toy_reference(build, root, monkeypatch, solution=SOLUTION_SOURCE):
+    """The reference module of the toy chapter, built from its master (with this solution cell)."""
+    nb = master_notebook()
+    for cell in nb.cells:
+        if conventions.parse_grade_id(conventions.grade_id(cell))[0] == conventions.SOLUTION:
+            cell.source = solution
+    nbformat.write(nb, root / "solutions" / f"{TOY}.ipynb")
     build.write_files(build.reference_files(build.build_manifest([TOY])))
     load_module(monkeypatch, f"grader.reference.ch{TOY}", root / "reference" / f"ch{TOY}.py")
-    rows = recipe_rows()
+
+
+def test_the_recipe_for_a_change_says_when_the_fixtures_must_be_made_again(toy, monkeypatch):
+    """Each change of the recipe, made to the toy chapter, changes the self-check's fixtures
+    exactly when the recipe says to build the chapter again."""
+    root, _ = toy
+    build = point_the_build_at(root, monkeypatch)
+    build_the_toy_reference(build, root, monkeypatch)
     before = build.fixture_files([TOY])
-    for row, (side, change) in CHANGES.items():
-        (then,) = [cells for first, cells in rows.items() if first.startswith(row)]
-        module = sys.modules[f"{'grader.chapters' if side == 'grader' else 'gptcourse.checking.chapters'}.ch{TOY}"]
+    for row, then in recipe_rows().items():
+        side, change = change_of(row)
         with monkeypatch.context() as changed:
-            changed.setitem(module.SPECS, TASK, change(module.SPECS[TASK]))
+            if side == "master":
+                build_the_toy_reference(build, root, changed, solution=change)
+            else:
+                module = sys.modules[f"{'grader.chapters' if side == 'grader' else 'gptcourse.checking.chapters'}.ch{TOY}"]
+                changed.setitem(module.SPECS, TASK, change(module.SPECS[TASK]))
             after = build.fixture_files([TOY])
-        assert (after != before) == ("make release" in then), (row, then)
+        assert (after != before) == (REBUILD in then), (row, then)
 
 
 def test_the_scan_for_the_toy_chapter_finds_a_module_that_names_it(monkeypatch, tmp_path):

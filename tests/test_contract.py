@@ -134,3 +134,16 @@ def test_the_readme_points_at_the_rules_for_every_task_rather_than_repeating_the
     assert "(docs/contract.md#rules-for-every-task)" in readme
     assert "\n## Rules for every task\n" in PAGE.read_text()
     assert all(rule[:60] not in readme.replace("\n", " ") for rule in contract.COMMON_RULES)
+
+
+def test_a_section_does_not_call_every_task_s_extras_accepted_alternatives():
+    """6.5's extras are what its dropout and cache judges need (the outputs every pattern of
+    dropped weights can give), no alternative reading of the spec: `where` used to call every
+    task's extras "accepted alternatives"."""
+    from grader.chapters import expectation_extras, public_cases
+
+    keys = {key for case in public_cases("6.5") for key in expectation_extras(case)}
+    assert keys and "internals/alternatives" not in keys, keys
+    section = contract_page.task_section("6.5")
+    assert "extras (what the judge needs besides the reference's observations" in section
+    assert "alternatives" not in section
