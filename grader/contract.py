@@ -9,7 +9,8 @@ written twice:
 - level, title, graded names, helpers and the earlier tasks it builds on: the course table;
 - signatures: the task's solution cell, parsed (not run: no torch), and points: its check
   cell's nbgrader metadata, both from the reference manifest the build makes of the masters;
-- constants of the chapter's setup cell (its GPT configuration, say): the manifest too;
+- constants of the chapter's setup cell (its GPT configuration, say), and every name it binds,
+  which a task's cell may use: the manifest too;
 - where the pieces live: the file conventions of docs/authoring.md, each looked up (a SPECS
   entry by parsing its module, the corpus by counting its files' `# expect:` lines).
 
@@ -72,12 +73,15 @@ def contract_files(manifest):
 
 
 def chapter_section(chapter, entry, root=ROOT):
-    """A chapter's heading, its setup constants and reference values, then its tasks."""
+    """A chapter's heading, its setup constants, the names a task's cell finds defined, its
+    reference values, then its tasks."""
     lines = [f"## {get_chapter(chapter).heading} (`{chapter}`)", "",
              f"Notebook: `course/{chapter}.ipynb`, made from the master `solutions/{chapter}.ipynb`."]
     constants = setup_constants(entry["setup"])
     if constants:
         lines += ["", "Its setup cell defines:", ""] + [f"- `{name} = {value}`" for name, value in constants]
+    lines += ["", "A task's cell may use, without defining them, what its setup cell binds: "
+              + _names(names_bound(entry["setup"])) + "; and the names of the earlier tasks its section lists."]
     values = contract.reference_values(chapter)
     if values:
         lines += ["", "Reference values (each asserted by a test):", ""]
@@ -100,6 +104,25 @@ def setup_constants(setup_cells):
                 segment = ast.get_source_segment(source, node.value)
                 found.append((node.targets[0].id, segment if "\n" not in segment else _literal(value)))
     return found
+
+
+def names_bound(sources):
+    """The names the top level of these cells binds, in order: what it imports (under the name it
+    is bound to), assigns (but `_`) and defines."""
+    names = []
+    for source in sources:
+        for node in ast.parse(source).body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names += [alias.asname or alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.Assign):
+                names += [target.id for target in node.targets if isinstance(target, ast.Name)]
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.append(node.name)
+    return [name for name in dict.fromkeys(names) if name != "_"]
+
+
+def _names(names):
+    return ", ".join(f"`{name}`" for name in names)
 
 
 def _literal(value):

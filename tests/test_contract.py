@@ -147,3 +147,21 @@ def test_a_section_does_not_call_every_task_s_extras_accepted_alternatives():
     section = contract_page.task_section("6.5")
     assert "extras (what the judge needs besides the reference's observations" in section
     assert "alternatives" not in section
+
+
+def test_a_chapter_section_lists_what_its_setup_cell_binds():
+    """tests/corpus/README.md once listed, by hand, what each chapter's setup cell gives a corpus file
+    (chapters 01 to 05 in one paragraph, and a chapter 09 'without carried names' that has some);
+    the page now writes the list from the master."""
+    source = ("import math\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader as DL, Dataset\n"
+              "TOKENS = 3\n_ = print\ntokenizer = object()\ndef helper():\n    inner = 1\nclass Toy:\n    pass\n")
+    assert contract_page.names_bound([source]) == ["math", "nn", "DL", "Dataset", "TOKENS", "tokenizer", "helper",
+                                                  "Toy"]
+    built = contract_page.load_manifest()
+    for chapter in CHAPTERS:
+        names = contract_page.names_bound(built[chapter]["setup"])
+        namespace = {}
+        for setup in built[chapter]["setup"]:
+            exec(setup, namespace)
+        assert names and set(names) <= set(namespace), chapter
+        assert f"what its setup cell binds: {', '.join(f'`{name}`' for name in names)};" in PAGE.read_text(), chapter
