@@ -212,7 +212,7 @@ def pieces(task, root=ROOT):
     return [
         f"master: `solutions/{chapter}.ipynb`, solution cell `{task.solution_cell_id}`, "
         f"check cell `{task.check_cell_id}` (its points and hidden-test call)",
-        f"public spec (contract, probes, hints): `{public}`, "
+        f"public chapter module (contract, probes, hints): `{public}`, "
         + (f'`SPECS["{task.id}"]`' if spec_fields(os.path.join(root, public), task.id) is not None
            else "(no SPECS entry)"),
         f"the grader's spec: `{graders}`, " + (f'`SPECS["{task.id}"]`: {held}' if grader_fields is not None

@@ -1,5 +1,5 @@
 """Adding a chapter by the steps docs/authoring.md gives ("Adding a chapter, exactly"), with a toy
-chapter (issues 26, 35 and 40).
+chapter.
 
 A toy chapter "99_toy" with one task, 99.1 `double(x)`, is added here by exactly the steps the
 guide numbers 1 to 7, in their order (STEPS: a test fails when the guide's steps are others), all
@@ -484,17 +484,17 @@ def test_the_checks_of_steps_8_and_9_name_the_new_chapter_until_it_has_its_entri
 
 
 # docs/authoring.md, "Changing a case, a known mistake or a hint": the first words of each row, and
-# the same change made to the toy chapter (to its grader's spec, its public spec or its master).
+# the same change made to the toy chapter (to its GraderSpec, its TaskSpec or its master).
 CHANGES = {
-    "a public case": ("grader", lambda spec: dataclasses.replace(spec, public=lambda rng: [_toy_case(rng, 3, 3)])),
-    "a hidden case": ("grader", lambda spec: dataclasses.replace(spec, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
-    "a known mistake of an output compared": ("grader", lambda spec: dataclasses.replace(
-        spec, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
-    "a known mistake of a random output": ("grader", lambda spec: dataclasses.replace(
-        spec, extras=lambda case: {"internals/mistakes": [("the input is tripled", [0.5, 0.5])]})),
-    "what else the judge needs": ("grader", lambda spec: dataclasses.replace(
-        spec, extras=lambda case: {"internals/alternatives": []})),
-    "a hint": ("public", lambda spec: dataclasses.replace(spec, hints=(lambda key, got, expected, case: "a hint",))),
+    "a public case": ("grader", lambda entry: dataclasses.replace(entry, public=lambda rng: [_toy_case(rng, 3, 3)])),
+    "a hidden case": ("grader", lambda entry: dataclasses.replace(entry, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
+    "a known mistake of an output compared": ("grader", lambda entry: dataclasses.replace(
+        entry, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
+    "a known mistake of a random output": ("grader", lambda entry: dataclasses.replace(
+        entry, extras=lambda case: {"internals/mistakes": [("the input is tripled", [0.5, 0.5])]})),
+    "what else the judge needs": ("grader", lambda entry: dataclasses.replace(
+        entry, extras=lambda case: {"internals/alternatives": []})),
+    "a hint": ("public", lambda entry: dataclasses.replace(entry, hints=(lambda key, got, expected, case: "a hint",))),
     "the solution in a master": ("master", SOLUTION_SOURCE.replace("return 2 * x", "return 2 * x + 1")),
 }
 REBUILD = "python -m grader build --chapters NN_name"

@@ -2,8 +2,8 @@
 
 A clone used to have no description of what each task must do: the code pointed at a file in
 a folder beside the checkout, which a clone does not have. Now each task's TaskSpec, in its
-public chapter module, holds what the checks pin down and what they leave free (issue 40: beside
-its probes, no longer in one shared file; gptcourse/checking/contract.py keeps the types and the
+public chapter module, holds what the checks pin down and what they leave free (beside its
+probes, no longer in one shared file; gptcourse/checking/contract.py keeps the types and the
 rules for every task); grader/contract.py adds what the course table and the masters say and
 renders docs/contract.md (its freshness: tests/notebooks/test_generated.py) and
 `python -m grader where <task>`. These tests keep the entries in step with the course table, the
@@ -34,8 +34,8 @@ def test_every_task_of_the_course_table_has_a_contract():
 
 def test_a_task_without_a_contract_is_named_with_the_file_to_add_it_to(monkeypatch):
     task = TASKS[-1]
-    specs = chapter_module(task.chapter).SPECS
-    monkeypatch.setitem(specs, task.id, dataclasses.replace(specs[task.id], contract=None))
+    entries = chapter_module(task.chapter).SPECS
+    monkeypatch.setitem(entries, task.id, dataclasses.replace(entries[task.id], contract=None))
     try:
         contract.contract_of(task.id)
     except KeyError as exc:
@@ -128,7 +128,7 @@ def test_no_file_of_the_repository_points_outside_it():
 
 
 def test_the_readme_points_at_the_rules_for_every_task_rather_than_repeating_them():
-    """The README's "How it grades" once repeated the common rules in its own words (issue 40):
+    """The README's "How it grades" once repeated the common rules in its own words:
     it now links their one statement, the page's section, which must exist under that name."""
     readme = (REPO / "README.md").read_text()
     assert "(docs/contract.md#rules-for-every-task)" in readme
@@ -138,7 +138,7 @@ def test_the_readme_points_at_the_rules_for_every_task_rather_than_repeating_the
 
 def test_a_section_does_not_call_every_task_s_extras_accepted_alternatives():
     """6.5's extras are what its dropout and cache judges need (the outputs every pattern of
-    dropped weights can give), no alternative reading of the spec: `where` used to call every
+    dropped weights can give), no alternative reading of the contract: `where` used to call every
     task's extras "accepted alternatives"."""
     from grader.chapters import expectation_extras, public_cases
 

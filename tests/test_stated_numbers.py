@@ -1,4 +1,4 @@
-"""A number that prose states beside the constant holding it (issue 40).
+"""A number that prose states beside the constant holding it.
 
 Where text is made by code (a task's contract, a case's label), it is written from the constant
 in an f-string and needs nothing here. Where prose keeps the number for its reader (a doc, a

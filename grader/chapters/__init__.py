@@ -30,7 +30,7 @@ class GraderSpec:
                 the judge compares are matched: a random output that its kind judges itself
                 (a sampler's counts) never is, so its known mistakes go into `extras`;
     extras:     case -> dict (optional): what the judge needs besides the reference's
-                observations (internals/...: the alternatives a spec leaves open, a sampler's
+                observations (internals/...: the alternatives a contract leaves open, a sampler's
                 probabilities and its known wrong distributions, internals/mistakes, the
                 outputs every pattern of dropout can give);
     for_device: (case, device) -> Case (optional): the case as it runs on a GPU, when it must

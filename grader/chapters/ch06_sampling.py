@@ -6,8 +6,8 @@ public module's SPECS, rendered in docs/contract.md); here is how the cases are 
   k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains and
   p = 0, -inf already present. Top-p cases are drawn so that no cumulative probability lies within
   TOP_P_MARGIN of p and the tokens at the cut are not equally probable: the kept set is then the
-  same however a correct implementation sorts and rounds (at an exact tie the spec's "smallest
-  set" is not unique).
+  same however a correct implementation sorts and rounds (at an exact tie the contract's
+  "smallest set" is not unique).
 - generate (6.4) drives toy models whose next-token logits are known
   (gptcourse.checking.chapters.toys). Greedy and end-token cases run NextTokenModel and are exact.
   What a row holds after its first end token is free, and the book's reading (break before
@@ -22,7 +22,7 @@ public module's SPECS, rendered in docs/contract.md); here is how the cases are 
   the reference filters in float64 (internals/probs), and the distributions of the known wrong
   samplers (internals/mistakes: temperature first, top-p before top-k, temperature ignored or
   multiplied, a filter ignored, argmax). A wrong sampler is named there and only there: the
-  counts are the Sampler's own observation, never compared with the spec's `mistakes`. The
+  counts are the Sampler's own observation, never compared with the GraderSpec's `mistakes`. The
   order case is redrawn until the three orders are at least ORDER_DISTANCE apart in total
   variation, so that each wrong order is told apart.
 - The key-value cache (6.5) gets chapter 03's cases of MultiHeadAttention (without the cache it
