@@ -100,6 +100,10 @@ def course_manifest(chapters=None):
     if chapters is None:
         return build_manifest()
     fresh, committed = build_manifest(chapters), load_manifest()
+    never_built = [chapter for chapter in chapter_names() if chapter not in fresh and chapter not in committed]
+    if never_built:
+        raise SystemExit(f"the manifest has no entry for {', '.join(never_built)} yet: build it too "
+                         f"(--chapters ... {' '.join(never_built)}), or every chapter (`make release`)")
     return {chapter: fresh[chapter] if chapter in fresh else committed[chapter] for chapter in chapter_names()}
 
 

@@ -103,3 +103,18 @@ def test_a_build_of_one_chapter_makes_its_files_and_the_whole_course_s_pages():
         "README.md"])
     assert json.loads(files[str(REPO / "grader" / "reference" / "manifest.json")]) == load_manifest()
     assert build.stale_files(files) == []
+
+
+def test_a_build_of_some_chapters_names_a_new_chapter_it_leaves_out(monkeypatch):
+    """A chapter added to the course table but never built has no manifest entry to keep: a build
+    of other chapters says which to add instead of failing with a KeyError."""
+    from gptcourse.checking import course
+    from grader import build
+
+    monkeypatch.setattr(build, "build_manifest", lambda chapters=None: {chapter: {} for chapter in chapters})
+    course.register_chapter(course.Chapter("99_unbuilt", "Never built", 10, (course.task("99.1", ("f",), "B", "F"),)))
+    try:
+        with pytest.raises(SystemExit, match="no entry for 99_unbuilt yet: build it too"):
+            build.course_manifest(["01_text_data"])
+    finally:
+        course.unregister_chapter("99_unbuilt")
