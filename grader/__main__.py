@@ -1,6 +1,6 @@
 """Command line of the course: building it, and grading it.
 
-    python -m grader build [--check]   (the release, the hidden reference and the fixtures, from the masters)
+    python -m grader build [--check] [--chapters CH...]   (the release, the hidden reference and the fixtures, from the masters)
     python -m grader workshop --out DIR   (the workshop edition: the release with folded answers)
     python -m grader grade PATH... --out DIR [--device auto|cpu|cuda] [--jobs N] [--sandbox auto|bwrap|none]
                                  [--cluster tcp://HOST:PORT]   (the jobs on a Dask cluster's workers)

@@ -1,17 +1,19 @@
 """What a chapter needs outside its own files, and the chapters that lack it.
 
-A chapter's own files and its two shared entries are found by name from the course table
+A chapter's own files and its entry in the course table are found by name from the course table
 (docs/authoring.md, "Adding a chapter, exactly"). A few things elsewhere need an entry per chapter
 that no file of the chapter can give, so they are written by hand; a chapter left out of one of
 them would be found by nobody. `missing()` names, for each, the chapters of the course table that
 lack their entry: tests/test_chapter_structure.py fails on any, and
-tests/test_adding_a_chapter.py shows a toy chapter, registered at run time, named in each.
+tests/test_adding_a_chapter.py shows a toy chapter, registered at run time, named in each (and
+that docs/authoring.md lists the same tables as TABLES here).
 
 - hand tables of the tests, read from their files (without running them): what a master prints
   when it runs (EXPECTED_OUTPUT, `{}` when nothing beyond its checks) and the corpus students of
   the nbgrader agreement test (CORPUS_STUDENTS, one file at least per chapter);
 - a test file per chapter, tests/chapters/test_chNN.py;
-- GRADING_DATA in the public chapter module (the data sets the grader's preflight fetches);
+- GRADING_DATA in the public chapter module (the data sets the grader's preflight fetches), each of
+  them an entry of DATASETS in gptcourse/data.py (its address and checksum);
 - what follows from the master: a master that loads GPT-2's weights has its GPT-2 branch run
   (BRANCHES of the GPT-2 branch test), and every picture it draws is called by a test of
   tests/course/ (test_plots_*.py, test_device_and_plots.py).
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 
+from gptcourse import data
 from gptcourse.checking.course import chapter_names, get_chapter, get_task
 from gptcourse.checking.tasks import chapter_module
 
@@ -33,11 +36,15 @@ PICTURE_TESTS = ("tests/course/test_plots_*.py", "tests/course/test_device_and_p
 # A master loads GPT-2's weights through one of these (gptcourse.gpt2_weights, gptcourse.finetune).
 LOADS_GPT2 = ("try_load_gpt2_state_dict(", "pretrained_base(")
 
+# The hand tables of the tests that keep an entry per chapter: (its name, the file that holds it).
+TABLES = (("EXPECTED_OUTPUT", MASTERS_TEST), ("CORPUS_STUDENTS", NBGRADER_TEST), ("BRANCHES", GPT2_TEST))
+
 # What a chapter may lack, as missing() says it.
 OUTPUT = f"an entry in EXPECTED_OUTPUT of {MASTERS_TEST}"
 STUDENT = f"a corpus file in CORPUS_STUDENTS of {NBGRADER_TEST}"
 TEST_FILE = "a test file tests/chapters/test_chNN.py"
 DATA = "GRADING_DATA in its public chapter module"
+DATASET = "an entry in DATASETS of course/gptcourse/data.py for each data set its GRADING_DATA names"
 BRANCH = f"an entry in BRANCHES of {GPT2_TEST} (its master loads GPT-2)"
 PICTURES = "a test that calls each picture its master draws (tests/course/test_plots_*.py)"
 
@@ -74,18 +81,18 @@ def pictures_called_in_tests():
     return set(re.findall(r"\b(plot_\w+)\(", text))
 
 
-def missing(masters=None):
+def missing(masters=None, test_files=None):
     """{what: [chapters of the course table that lack it]}, only what some chapter lacks.
-    masters: {chapter: path of its master}, by default solutions/<chapter>.ipynb."""
+    masters: {chapter: path of its master}, by default solutions/<chapter>.ipynb; test_files:
+    {chapter: path of its test module}, by default tests/chapters/test_chNN.py."""
     chapters = chapter_names()
     masters = {chapter: REPO / "solutions" / f"{chapter}.ipynb" for chapter in chapters} | dict(masters or {})
+    test_files = {chapter: REPO / "tests" / "chapters" / f"test_ch{get_chapter(chapter).number}.py"
+                  for chapter in chapters} | dict(test_files or {})
     with_output = set(table_entries(MASTERS_TEST, "EXPECTED_OUTPUT"))
     with_student = {get_task(item.split("/")[0]).chapter for item in table_entries(NBGRADER_TEST, "CORPUS_STUDENTS")}
     with_branch = set(table_entries(GPT2_TEST, "BRANCHES"))
     tested_pictures = pictures_called_in_tests()
-
-    def test_file(chapter):
-        return REPO / "tests" / "chapters" / f"test_ch{get_chapter(chapter).number}.py"
 
     def loads_gpt2(chapter):
         return any(call in source for source in code_cells(masters[chapter]) for call in LOADS_GPT2)
@@ -93,8 +100,9 @@ def missing(masters=None):
     lacking = {
         OUTPUT: [c for c in chapters if c not in with_output],
         STUDENT: [c for c in chapters if c not in with_student],
-        TEST_FILE: [c for c in chapters if not test_file(c).exists()],
+        TEST_FILE: [c for c in chapters if not test_files[c].exists()],
         DATA: [c for c in chapters if not hasattr(chapter_module(c), "GRADING_DATA")],
+        DATASET: [c for c in chapters if set(getattr(chapter_module(c), "GRADING_DATA", ())) - set(data.DATASETS)],
         BRANCH: [c for c in chapters if loads_gpt2(c) and c not in with_branch],
         PICTURES: [c for c in chapters if names_imported_from_plots(masters[c]) - tested_pictures],
     }

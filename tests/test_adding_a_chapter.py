@@ -1,42 +1,47 @@
-"""Adding a chapter touches five things of its own, one line of the course table and its contract
-entry.
+"""Adding a chapter by the steps docs/authoring.md gives ("Adding a chapter, exactly"), with a toy
+chapter.
 
-A toy chapter "99_toy" with one task, 99.1 `double(x)`, is made here of exactly what
-docs/authoring.md ("Adding a chapter, exactly") lists, all of it in tmp_path:
+A toy chapter "99_toy" with one task, 99.1 `double(x)`, is added here by exactly the steps the
+guide numbers 1 to 7, in their order (STEPS: a test fails when the guide's steps are others), all
+of it in tmp_path:
 
 1. its master notebook (the cell conventions: metadata, setup, task text, solution, check);
-2. its public chapter module, gptcourse.checking.chapters.ch99_toy (KEY_NAMES, SPECS: the task's probes);
+2. its public chapter module, gptcourse.checking.chapters.ch99_toy (CHAPTER, KEY_NAMES,
+   GRADING_DATA, SPECS: the task's contract and probes);
 3. its grader's chapter module, grader.chapters.ch99_toy (SPECS: the task's cases, one known mistake);
 4. its corpus: a wrong and a correct student cell;
-5. one line of the course table, a `Chapter(...)` (registered with register_chapter);
-6. its task's entry in the contract, gptcourse.checking.contract.TASKS (set for the test).
+5. its test module, tests/chapters/test_ch99.py;
+6. one line of the course table, a `Chapter(...)` (registered with register_chapter);
+7. the build, for the toy chapter alone: its manifest entry, reference module and fixtures, the
+   contract's section of its task and its row of the README's chapter table.
 
-Then the real pipeline runs on it, unchanged: the build reads the master and writes the
-reference module, the manifest and the self-check fixtures; the self-check passes the correct
-cell and names the known mistake of the wrong one; the grader (one worker process, no sandbox)
-grades two students' notebooks; the contract's section of the task (grader/authoring/contract.py, what
-docs/contract.md and `python -m grader where` print) is derived from the master, the course line,
-the entry and the files. Last, the point: no shared module names the chapter or its task.
+Then the real pipeline runs on it, unchanged: the self-check passes the correct cell and names the
+known mistake of the wrong one; the grader (one worker process, no sandbox) grades two students'
+notebooks; the contract's section of the task (grader/authoring/contract.py, what docs/contract.md and
+`python -m grader where` print) is derived from the master, the course line, the contract and the
+files. The toy needs nothing of the guide's step 8 (shared files: a toy model, a data set,
+pictures, a kind); step 9's tables, read from the guide, must be the ones tests/chapter_entries.py
+checks, and those checks name the toy in each of them, and in nothing else. Last, the point: no
+shared module names the chapter or its task.
 
 What stands in for "the file is in the repository":
 - the modules are loaded from tmp_path into sys.modules (this process), and a sitecustomize.py
   on the worker's PYTHONPATH registers the same course line and module there (the worker is
   another process, started by the real pool);
-- the build's output folders (grader.paths.SOLUTIONS, build.REFERENCE, build.FIXTURES, the
-  reference manifest grader.paths.MANIFEST, the self-check's FIXTURE_DIR) point into tmp_path, and the build is
-  asked for the toy chapter alone (its functions take the chapters, default every chapter of
-  the course table): building the nine real chapters would take minutes.
+- the build's output folders (grader.paths.SOLUTIONS, build.REFERENCE, build.FIXTURES, build.README,
+  the reference manifest grader.paths.MANIFEST, the self-check's FIXTURE_DIR) point into tmp_path,
+  and the build is asked for the toy chapter alone (its functions take the chapters, default every
+  chapter of the course table): building the nine real chapters would take minutes.
 The student release (`build.release_files`: nbgrader's generate_assignment in a subprocess)
-is the second, `slow`, test.
+is the last, `slow`, test.
 
-Outside its own files the chapter still lacks what the tests keep per chapter by hand (an entry
-in two tables, a test file): the second test shows the checks of tests/chapter_entries.py naming
-it in each. The third makes each change of docs/authoring.md's recipe ("Changing a case, a known
-mistake or a hint") to the toy chapter: its fixtures change exactly when the recipe says
-`make release`.
+The second test shows each check of steps 8 and 9 naming the toy chapter while it lacks the
+entry. The third makes each change of docs/authoring.md's recipe ("Changing a case, a known
+mistake or a hint") to the toy chapter, row by row as the guide has them: its fixtures change
+exactly when the recipe says to build the chapter again.
 
 Cost (2 shared CPU cores): about 7 s for the first test, most of it the worker host importing
-torch; under a second for the second and the third; about 7 s for the slow one.
+torch; under a second for the second; a few seconds for the third; about 7 s for the slow one.
 """
 import dataclasses
 import importlib.util
@@ -44,11 +49,12 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
 
-from gptcourse.checking import contract, conventions, course, selfcheck
+from gptcourse.checking import conventions, course, selfcheck
 from gptcourse.checking.selfcheck import SelfCheckFailed
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,17 +63,19 @@ TASK = "99.1"
 MISTAKE = "the input is tripled, not doubled"
 
 # ------------------------------------------------------------------------------------------
-# The five pieces of the toy chapter
+# What the toy chapter is made of
 # ------------------------------------------------------------------------------------------
 
-# 5. The one line of the course table (gptcourse/checking/course.py), evaluated in course.py's namespace.
+# 6. The one line of the course table (gptcourse/checking/course.py), evaluated in course.py's namespace.
 COURSE_LINE = 'Chapter("99_toy", "A toy chapter", 60, (task("99.1", ("double",), "B", "Doubling a tensor"),))'
 
-# 2. The public chapter module: how the task is probed, how feedback names what it saw.
+# 2. The public chapter module: what the task's checks pin down (its contract), how it is probed,
+# how feedback names what it saw.
 PUBLIC_MODULE = '''\
 """Chapter 99, a toy: double(x) returns a tensor twice its input."""
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.contract import Contract
 
 CHAPTER = "99_toy"
 KEY_NAMES = {"doubled": "Doubled tensor"}
@@ -75,6 +83,8 @@ GRADING_DATA = ()  # no data set to fetch before grading it
 
 SPECS = {
     "99.1": TaskSpec(
+        contract=Contract(pinned=("Returns twice its input, a tensor of the same shape.",),
+                          free=("How it doubles: a product or a sum.",)),
         probes={"call": kinds.Function(lambda probe: ([probe.input("x")], {}), outputs=(("doubled", "the returned tensor"),),
                                        tensors=True)}),
 }
@@ -122,9 +132,17 @@ CORPUS = {
     "correct_sum.py": "# expect: correct\n# mistake: none (a sum)\ndef double(x):\n    return x + x\n",
 }
 
-# 6. The task's contract entry (gptcourse/checking/contract.py), evaluated in contract.py's namespace.
-CONTRACT_LINE = ('Contract(pinned=("Returns twice its input, a tensor of the same shape.",), '
-                 'free=("How it doubles: a product or a sum.",))')
+# 5. Its test module: the chapter's own checks (here, of the reference the build makes).
+TEST_MODULE = '''\
+"""Chapter 99, a toy: the reference doubles."""
+import torch
+
+
+def test_the_reference_doubles():
+    from grader.reference.ch99_toy import double
+
+    assert double(torch.tensor([1.5, -2.0])).tolist() == [3.0, -4.0]
+'''
 
 
 def _nbgrader(grade_id, **flags):
@@ -146,22 +164,6 @@ def master_notebook():
         code(CHECK_SOURCE, metadata=_nbgrader(conventions.grade_id_for(conventions.CHECK, TASK), grade=True, points=1)),
     ]
     return nb
-
-
-def write_chapter(root):
-    """The four files of the chapter under `root`, where its author writes them in the repository;
-    returns what the chapter is made of: those paths and the course table's line."""
-    files = {
-        "solutions/99_toy.ipynb": nbformat.writes(master_notebook()),
-        "course/gptcourse/checking/chapters/ch99_toy.py": PUBLIC_MODULE,
-        "grader/chapters/ch99_toy.py": GRADER_MODULE,
-        **{f"tests/corpus/{TASK}/{name}": source for name, source in CORPUS.items()},
-    }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
-    return [*files, f"course/gptcourse/checking/course.py: {COURSE_LINE}",
-            f"course/gptcourse/checking/contract.py: TASKS[{TASK!r}] = {CONTRACT_LINE}"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -195,31 +197,143 @@ def make_worker_know_the_chapter(monkeypatch, root):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
 
 
-@pytest.fixture
-def toy(tmp_path, monkeypatch):
-    """The toy chapter written under tmp_path and registered; everything undone afterwards."""
-    written = write_chapter(tmp_path)
-    course.register_chapter(eval(COURSE_LINE, vars(course)))
-    monkeypatch.setitem(contract.TASKS, TASK, eval(CONTRACT_LINE, vars(contract)))
-    selfcheck.load_fixtures.cache_clear()
-    try:
-        load_module(monkeypatch, "gptcourse.checking.chapters.ch99_toy", tmp_path / "course/gptcourse/checking/chapters/ch99_toy.py")
-        load_module(monkeypatch, "grader.chapters.ch99_toy", tmp_path / "grader/chapters/ch99_toy.py")
-        yield tmp_path, written
-    finally:
-        course.unregister_chapter(TOY)
-        selfcheck.load_fixtures.cache_clear()
+def write(root, relative, text):
+    (root / relative).parent.mkdir(parents=True, exist_ok=True)
+    (root / relative).write_text(text)
 
 
 def point_the_build_at(root, monkeypatch):
-    """The build reads the master from root/solutions and writes under root."""
+    """The build reads the master from root/solutions and writes under root (README.md: a copy)."""
     from grader.authoring import build
     from grader import paths
 
     monkeypatch.setattr(paths, "SOLUTIONS", str(root / "solutions"))
     for name, folder in (("REFERENCE", "reference"), ("FIXTURES", "fixtures"), ("COURSE", "course")):
         monkeypatch.setattr(build, name, str(root / folder))
+    if not (root / "README.md").exists():
+        write(root, "README.md", open(build.README, encoding="utf-8").read())
+    monkeypatch.setattr(build, "README", str(root / "README.md"))
     return build
+
+
+# ------------------------------------------------------------------------------------------
+# The guide's steps, as the toy chapter takes them
+# ------------------------------------------------------------------------------------------
+
+def write_master(root, monkeypatch):
+    write(root, f"solutions/{TOY}.ipynb", nbformat.writes(master_notebook()))
+
+
+def write_public_module(root, monkeypatch):
+    write(root, f"course/gptcourse/checking/chapters/ch{TOY}.py", PUBLIC_MODULE)
+    load_module(monkeypatch, f"gptcourse.checking.chapters.ch{TOY}",
+                root / f"course/gptcourse/checking/chapters/ch{TOY}.py")
+
+
+def write_grader_module(root, monkeypatch):
+    write(root, f"grader/chapters/ch{TOY}.py", GRADER_MODULE)
+    load_module(monkeypatch, f"grader.chapters.ch{TOY}", root / f"grader/chapters/ch{TOY}.py")
+
+
+def write_corpus(root, monkeypatch):
+    for name, source in CORPUS.items():
+        write(root, f"tests/corpus/{TASK}/{name}", source)
+
+
+def write_test_module(root, monkeypatch):
+    write(root, "tests/chapters/test_ch99.py", TEST_MODULE)
+
+
+def add_course_line(root, monkeypatch):
+    course.register_chapter(eval(COURSE_LINE, vars(course)))
+
+
+def build_the_chapter(root, monkeypatch):
+    """`make release`, for the toy chapter alone: the reference module and the manifest (then
+    imported, as the grader imports it), the self-check's fixtures, the contract page's section and
+    the README's row."""
+    build = point_the_build_at(root, monkeypatch)
+    build.write_files(build.reference_files(build.build_manifest([TOY])))
+    load_module(monkeypatch, f"grader.reference.ch{TOY}", root / "reference" / f"ch{TOY}.py")
+    build.write_files(build.fixture_files([TOY]))
+    build.write_files(build.readme_files())
+
+
+# The numbered steps of docs/authoring.md's "Adding a chapter, exactly" that make a chapter, by the
+# words each starts with (the file it writes or the command it runs), and what they do here.
+STEPS = {
+    "solutions/NN_name.ipynb": write_master,
+    "course/gptcourse/checking/chapters/chNN_name.py": write_public_module,
+    "grader/chapters/chNN_name.py": write_grader_module,
+    "tests/corpus/<task>/": write_corpus,
+    "tests/chapters/test_chNN.py": write_test_module,
+    "course/gptcourse/checking/course.py": add_course_line,
+    "make release": build_the_chapter,
+}
+BUILD = "make release"
+
+
+def guide_section():
+    """docs/authoring.md's "Adding a chapter, exactly", up to its first sub-section (the chapters'
+    worked examples follow it)."""
+    text = open(os.path.join(REPO, "docs", "authoring.md"), encoding="utf-8").read()
+    section = text[text.index("## Adding a chapter, exactly"):]
+    return section[:section.index("\n### ")]
+
+
+def documented_steps():
+    """{number: text} of the guide's numbered steps (a step runs to the next, or to a blank line)."""
+    found = re.findall(r"^(\d+)\. (.*?)(?=^\d+\. |\n\n|\Z)", guide_section(), re.MULTILINE | re.DOTALL)
+    return {int(number): text for number, text in found}
+
+
+def first_words(step):
+    """The file a step writes or the command it runs: the backquoted words it starts with."""
+    match = re.match(r"`([^`]+)`", step)
+    return match.group(1) if match else None
+
+
+# After the build the guide has two more steps, which the toy chapter needs no file for: the
+# shared files a chapter adds to when it needs what they hold (none, for the toy), and the tests'
+# tables (each check names the toy, see below).
+LATER_STEPS = ("Where the chapter needs what a shared file holds", "The entries the tests' own tables keep")
+
+
+def documented_tables():
+    """The tests' tables the guide's last step names: (table, file), written `TABLE` in `file`."""
+    return set(re.findall(r"`([A-Z_]+)` in\s+`(tests/[^`]+)`", documented_steps()[len(STEPS) + len(LATER_STEPS)]))
+
+
+def test_the_guide_s_steps_are_the_steps_this_test_takes_in_their_order():
+    steps = documented_steps()
+    assert list(steps) == list(range(1, len(STEPS) + len(LATER_STEPS) + 1)), list(steps)
+    assert [first_words(steps[number]) for number in range(1, len(STEPS) + 1)] == list(STEPS)
+    later = [steps[number] for number in range(len(STEPS) + 1, len(steps) + 1)]
+    assert [text.startswith(start) for text, start in zip(later, LATER_STEPS)] == [True] * len(LATER_STEPS), later
+
+
+def test_the_guide_names_the_tables_the_checks_know_and_files_that_exist():
+    import chapter_entries as entries
+
+    assert documented_tables() == set(entries.TABLES)
+    shared = documented_steps()[len(STEPS) + 1]
+    paths = set(re.findall(r"`((?:course|tests)/[^`\s]+)`", shared))
+    assert len(paths) >= 6, paths
+    assert [path for path in sorted(paths) if not list(Path(REPO).glob(path))] == []
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """The toy chapter, added by the guide's steps up to its build; undone afterwards."""
+    selfcheck.load_fixtures.cache_clear()
+    try:
+        for words, step in STEPS.items():
+            if words != BUILD:
+                step(tmp_path, monkeypatch)
+        yield tmp_path
+    finally:
+        course.unregister_chapter(TOY)
+        selfcheck.load_fixtures.cache_clear()
 
 
 def repository_status():
@@ -231,31 +345,35 @@ def repository_status():
 # The test
 # ------------------------------------------------------------------------------------------
 
-def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, monkeypatch):
+def test_a_chapter_added_by_the_guide_s_steps_is_built_checked_graded_and_described(toy, monkeypatch):
+    import chapter_entries as entries
     from grader.authoring import build
     from grader.grading import engine
     from grader import paths
     from grader.authoring import contract as contract_page
 
-    root, written = toy
+    root = toy
     status_before = repository_status()
 
-    # The build: the master -> the manifest entry and the reference module.
-    point_the_build_at(root, monkeypatch)
+    # The last step, the build: the master -> the manifest entry and the reference module, the
+    # self-check's fixtures (from the reference and the grader's chapter module: its public cases
+    # and known mistake), the README's chapter table.
+    STEPS[BUILD](root, monkeypatch)
     entry = build.chapter_manifest(TOY)
     assert entry["setup"] == [SETUP_SOURCE + "\n"]
     assert entry["tasks"][TASK]["points"] == 1
     assert "BEGIN SOLUTION" not in entry["tasks"][TASK]["source"] and "return 2 * x" in entry["tasks"][TASK]["source"]
     assert "run_hidden_tests" not in entry["tasks"][TASK]["check_source"]
-    build.write_files(build.reference_files(build.build_manifest([TOY])))
-    load_module(monkeypatch, "grader.reference.ch99_toy", root / "reference" / "ch99_toy.py")
-
-    # ... and the self-check's fixtures, from the reference and the grader's chapter module (its
-    # public cases and known mistake).
-    build.write_files(build.fixture_files([TOY]))
     monkeypatch.setattr(selfcheck, "FIXTURE_DIR", str(root / "fixtures"))
     (fixture,) = selfcheck.load_fixtures(TOY)[TASK]
     assert fixture["mistakes"][0]["message"] == MISTAKE
+    assert "| 99 A toy chapter | [`course/99_toy.ipynb`](course/99_toy.ipynb) | 99.1 [B] – 99.1 [B] |\n" in \
+        (root / "README.md").read_text()
+
+    # Its test module passes on the reference the build made.
+    namespace = {}
+    exec(TEST_MODULE, namespace)
+    namespace["test_the_reference_doubles"]()
 
     # The self-check in a student's notebook: the correct cell passes, the wrong one is named.
     cells = {name: _defined(source)["double"] for name, source in CORPUS.items()}
@@ -276,23 +394,25 @@ def test_a_new_chapter_is_its_five_pieces_one_course_line_and_its_contract(toy, 
     assert graded["wrong"]["finding"]["kind"] == "known mistake"
     assert graded["wrong"]["finding"]["mistake"] == MISTAKE
 
-    # The contract's section: the entry, and what the course line, the master and the files say.
+    # The contract's section: the contract in the public module, and what the course line, the
+    # master and the files say; every piece found.
     section = contract_page.task_section(TASK, entry, root)
     assert section.startswith("### Task 99.1 [B] — Doubling a tensor\n")
     for derived in ("points: 1.", "Graded: `double(x)`", "Returns twice its input", "How it doubles",
                     "solution cell `task_99_1`, check cell `check_99_1`",
                     '`course/gptcourse/checking/chapters/ch99_toy.py`, `SPECS["99.1"]`',
                     '`grader/chapters/ch99_toy.py`, `SPECS["99.1"]`: public cases, hidden cases, known mistakes',
-                    "`tests/corpus/99.1/`, 1 wrong and 1 correct cells",
-                    "`tests/chapters/test_ch99.py` (missing)"):  # the one piece this test does not write
+                    "`tests/corpus/99.1/`, 1 wrong and 1 correct cells", "tests: `tests/chapters/test_ch99.py`;"):
         assert derived in section, (derived, section)
+    assert "(missing)" not in section and "(no SPECS entry)" not in section
 
-    # The point: the chapter needed its five pieces, its two shared entries, and nothing shared names it.
-    assert sorted(written) == sorted([
-        "solutions/99_toy.ipynb", "course/gptcourse/checking/chapters/ch99_toy.py", "grader/chapters/ch99_toy.py",
-        "tests/corpus/99.1/correct_sum.py", "tests/corpus/99.1/wrong_tripled.py",
-        f"course/gptcourse/checking/course.py: {COURSE_LINE}",
-        f"course/gptcourse/checking/contract.py: TASKS['99.1'] = {CONTRACT_LINE}"])
+    # Step 9: what the chapter still lacks is exactly an entry in the tests' tables the guide names
+    # (those that apply: its master loads no GPT-2, so it needs no GPT-2 branch).
+    lacking = entries.missing({TOY: root / "solutions" / f"{TOY}.ipynb"},
+                              test_files={TOY: root / "tests" / "chapters" / "test_ch99.py"})
+    assert {what for what, chapters in lacking.items() if TOY in chapters} == {entries.OUTPUT, entries.STUDENT}
+
+    # The point: nothing shared names the chapter, and nothing was written into the repository.
     assert shared_files_naming_the_toy_chapter() == []
     assert repository_status() == status_before, "the test wrote into the repository"
 
@@ -338,38 +458,49 @@ def shared_files_naming_the_toy_chapter():
     return found
 
 
-def test_the_tests_tables_kept_by_hand_name_the_new_chapter_until_it_has_its_entries(toy, monkeypatch):
-    """Outside its own files a chapter needs an entry in a few tables of the tests that no file of
-    it can give (tests/chapter_entries.py): with nothing more than its pieces, the toy chapter is
-    named in each. Where the entry follows from the master, a master that loads GPT-2 or draws a
-    picture no test calls is named too. Nothing runs a notebook."""
+def test_the_checks_of_steps_8_and_9_name_the_new_chapter_until_it_has_its_entries(toy, monkeypatch):
+    """Outside its own files a chapter needs entries in a few tables of the tests that no file of
+    it can give, and in shared files where it needs what they hold (tests/chapter_entries.py):
+    with nothing more than its pieces, the toy chapter is named in each table, and in its test
+    file until step 5 is taken. Where the entry follows from the master or the public module, a
+    master that loads GPT-2 or draws a picture no test calls, a module without GRADING_DATA or one
+    naming a data set DATASETS lacks, is named too. Nothing runs a notebook."""
     import chapter_entries as entries
 
-    root, _ = toy
+    root = toy
     master = root / "solutions" / f"{TOY}.ipynb"
     assert entries.missing({TOY: master}) == {entries.OUTPUT: [TOY], entries.STUDENT: [TOY], entries.TEST_FILE: [TOY]}
+    assert entries.missing({TOY: master}, test_files={TOY: root / "tests" / "chapters" / "test_ch99.py"}) == {
+        entries.OUTPUT: [TOY], entries.STUDENT: [TOY]}
 
     nb = nbformat.read(master, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("base = pretrained_base(device)\n"
                                               "from gptcourse.plots import plot_doubled_tensor"))
     nbformat.write(nb, root / "with_gpt2_and_a_picture.ipynb")
-    monkeypatch.delattr(sys.modules[f"gptcourse.checking.chapters.ch{TOY}"], "GRADING_DATA")
+    public = sys.modules[f"gptcourse.checking.chapters.ch{TOY}"]
+    monkeypatch.setattr(public, "GRADING_DATA", ("the-verdict", "doubled-numbers"))
     lacking = entries.missing({TOY: root / "with_gpt2_and_a_picture.ipynb"})
     assert {what for what, chapters in lacking.items() if chapters == [TOY]} == {
-        entries.OUTPUT, entries.STUDENT, entries.TEST_FILE, entries.DATA, entries.BRANCH, entries.PICTURES}
+        entries.OUTPUT, entries.STUDENT, entries.TEST_FILE, entries.DATASET, entries.BRANCH, entries.PICTURES}
+    monkeypatch.delattr(public, "GRADING_DATA")
+    assert entries.DATA in entries.missing({TOY: master})
 
 
-# docs/authoring.md, "Changing a case, a known mistake or a hint": its rows, and the same change
-# made to the toy chapter (a GraderSpec -> another GraderSpec; the hint changes the TaskSpec).
+# docs/authoring.md, "Changing a case, a known mistake or a hint": the first words of each row, and
+# the same change made to the toy chapter (to its GraderSpec, its TaskSpec or its master).
 CHANGES = {
     "a public case": ("grader", lambda entry: dataclasses.replace(entry, public=lambda rng: [_toy_case(rng, 3, 3)])),
     "a hidden case": ("grader", lambda entry: dataclasses.replace(entry, hidden=lambda rng: [_toy_case(rng, 2, 2)])),
-    "a known mistake": ("grader", lambda entry: dataclasses.replace(
+    "a known mistake of an output compared": ("grader", lambda entry: dataclasses.replace(
         entry, mistakes=lambda: [("the input is squared, not doubled", lambda x: x * x)])),
-    "what the judge needs besides the reference": ("grader", lambda entry: dataclasses.replace(
+    "a known mistake of a random output": ("grader", lambda entry: dataclasses.replace(
+        entry, extras=lambda case: {"internals/mistakes": [("the input is tripled", [0.5, 0.5])]})),
+    "what else the judge needs": ("grader", lambda entry: dataclasses.replace(
         entry, extras=lambda case: {"internals/alternatives": []})),
     "a hint": ("public", lambda entry: dataclasses.replace(entry, hints=(lambda key, got, expected, case: "a hint",))),
+    "the solution in a master": ("master", SOLUTION_SOURCE.replace("return 2 * x", "return 2 * x + 1")),
 }
+REBUILD = "python -m grader build --chapters NN_name"
 
 
 def _toy_case(rng, rows, cols):
@@ -386,22 +517,46 @@ def recipe_rows():
     return {cells[0]: cells[2] for cells in rows}
 
 
-def test_the_recipe_for_a_change_says_when_the_fixtures_must_be_made_again(toy, monkeypatch):
-    """Each change of the recipe, made to the toy chapter, changes the self-check's fixtures
-    exactly when the recipe says `make release`."""
-    root, _ = toy
-    build = point_the_build_at(root, monkeypatch)
+def change_of(row):
+    """The change of CHANGES that the recipe's row describes (the one whose first words it starts with)."""
+    (change,) = [CHANGES[start] for start in CHANGES if row.startswith(start)] or [None]
+    return change
+
+
+def test_every_row_of_the_recipe_is_a_change_the_test_makes():
+    rows = recipe_rows()
+    assert [row for row in rows if change_of(row) is None] == [], "a row of the recipe that no change here makes"
+    assert len(rows) == len(CHANGES), "a change here that no row of the recipe describes"
+
+
+def build_the_toy_reference(build, root, monkeypatch, solution=SOLUTION_SOURCE):
+    """The reference module of the toy chapter, built from its master (with this solution cell)."""
+    nb = master_notebook()
+    for cell in nb.cells:
+        if conventions.parse_grade_id(conventions.grade_id(cell))[0] == conventions.SOLUTION:
+            cell.source = solution
+    nbformat.write(nb, root / "solutions" / f"{TOY}.ipynb")
     build.write_files(build.reference_files(build.build_manifest([TOY])))
     load_module(monkeypatch, f"grader.reference.ch{TOY}", root / "reference" / f"ch{TOY}.py")
-    rows = recipe_rows()
+
+
+def test_the_recipe_for_a_change_says_when_the_fixtures_must_be_made_again(toy, monkeypatch):
+    """Each change of the recipe, made to the toy chapter, changes the self-check's fixtures
+    exactly when the recipe says to build the chapter again."""
+    root = toy
+    build = point_the_build_at(root, monkeypatch)
+    build_the_toy_reference(build, root, monkeypatch)
     before = build.fixture_files([TOY])
-    for row, (side, change) in CHANGES.items():
-        (then,) = [cells for first, cells in rows.items() if first.startswith(row)]
-        module = sys.modules[f"{'grader.chapters' if side == 'grader' else 'gptcourse.checking.chapters'}.ch{TOY}"]
+    for row, then in recipe_rows().items():
+        side, change = change_of(row)
         with monkeypatch.context() as changed:
-            changed.setitem(module.SPECS, TASK, change(module.SPECS[TASK]))
+            if side == "master":
+                build_the_toy_reference(build, root, changed, solution=change)
+            else:
+                module = sys.modules[f"{'grader.chapters' if side == 'grader' else 'gptcourse.checking.chapters'}.ch{TOY}"]
+                changed.setitem(module.SPECS, TASK, change(module.SPECS[TASK]))
             after = build.fixture_files([TOY])
-        assert (after != before) == ("make release" in then), (row, then)
+        assert (after != before) == (REBUILD in then), (row, then)
 
 
 def test_the_scan_for_the_toy_chapter_finds_a_module_that_names_it(monkeypatch, tmp_path):
@@ -417,7 +572,7 @@ def test_the_scan_for_the_toy_chapter_finds_a_module_that_names_it(monkeypatch, 
 def test_the_release_of_a_new_chapter_is_made_from_its_master(toy, monkeypatch):
     """The student release (nbgrader generate_assignment, in a subprocess): the solution is a
     stub, the check cell keeps the self-check and loses the hidden tests."""
-    root, _ = toy
+    root = toy
     build = point_the_build_at(root, monkeypatch)
     (released,) = build.release_files([TOY]).items()
     assert released[0] == str(root / "course" / f"{TOY}.ipynb")

@@ -19,6 +19,7 @@ GENERIC_FILES = [
     "course/gptcourse/checking/probes.py", "course/gptcourse/checking/judge.py",
     *sorted(str(path.relative_to(REPO)) for path in (REPO / "course/gptcourse/checking/kinds").glob("*.py")),
     "course/gptcourse/checking/selfcheck.py", "course/gptcourse/checking/records.py", "course/gptcourse/checking/tasks.py",
+    "course/gptcourse/checking/contract.py", "course/gptcourse/checking/chapters/__init__.py",
     "grader/grading/expectations.py", "grader/chapters/casekit.py", "grader/chapters/__init__.py",
     "grader/grading/engine.py", "grader/grading/verdict.py", "grader/authoring/build.py", "grader/authoring/contract.py",
 ]
@@ -220,18 +221,27 @@ def test_reference_package_and_grader_s_chapter_modules_are_found_by_name():
         importlib.import_module(f"grader.chapters.ch{task.chapter}")
 
 
-def readme_row(chapter):
-    """The README's row for a chapter, as the course table has it."""
-    first, last = chapter.tasks[0], chapter.tasks[-1]
-    return (f"| {chapter.number} {chapter.title} | [`course/{chapter.name}.ipynb`](course/{chapter.name}.ipynb) | "
-            f"{first.id} [{first.level}] – {last.id} [{last.level}] |")
-
-
 def test_the_readme_chapter_table_is_the_course_table():
-    readme = (REPO / "README.md").read_text().splitlines()
-    rows = [line for line in readme if line.startswith("| ") and "(course/" in line and ".ipynb)" in line]
-    assert rows == [readme_row(chapter) for chapter in chapters()], \
-        "README.md's chapter table differs from gptcourse/checking/course.py: update the README"
+    """The build writes the README's chapter table from the course table (a new chapter gets its
+    row from `make release`); the committed README must be what it writes."""
+    from grader.authoring.build import readme_row, with_chapter_table
+
+    text = (REPO / "README.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "(course/" in line and ".ipynb)" in line]
+    assert rows == [readme_row(chapter) for chapter in chapters()]
+    assert with_chapter_table(text) == text, "README.md's chapter table is stale: run `make release`"
+
+
+def test_the_readme_chapter_table_gets_a_new_chapter_s_row_and_loses_a_removed_one():
+    from grader.authoring.build import readme_row, with_chapter_table
+
+    first, *others = chapters()
+    text = (REPO / "README.md").read_text()
+    without_first = text.replace(readme_row(first) + "\n", "")
+    assert without_first != text and with_chapter_table(without_first) == text
+    extra = readme_row(first).replace(first.title, "A chapter the table does not have")
+    with_extra = text.replace(readme_row(others[0]), readme_row(others[0]) + "\n" + extra)
+    assert with_extra != text and with_chapter_table(with_extra) == text
 
 
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.name)

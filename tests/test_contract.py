@@ -1,13 +1,16 @@
 """The course's contract lives in the repository.
 
 A clone used to have no description of what each task must do: the code pointed at a file in
-a folder beside the checkout, which a clone does not have. Now gptcourse/checking/contract.py
-holds, per task, what the checks pin down and what they leave free; grader/authoring/contract.py adds
-what the course table and the masters say and renders docs/contract.md (its freshness:
-tests/notebooks/test_generated.py) and `python -m grader where <task>`. These tests keep the
-entries in step with the course table, the command in step with the page, the page's pointers
-true, and every file of the repository free of pointers outside it (the data mirror aside).
+a folder beside the checkout, which a clone does not have. Now each task's TaskSpec, in its
+public chapter module, holds what the checks pin down and what they leave free (beside its
+probes, no longer in one shared file; gptcourse/checking/contract.py keeps the types and the
+rules for every task); grader/authoring/contract.py adds what the course table and the masters say and
+renders docs/contract.md (its freshness: tests/notebooks/test_generated.py) and
+`python -m grader where <task>`. These tests keep the entries in step with the course table, the
+command in step with the page, the page's pointers true, and every file of the repository free
+of pointers outside it (the data mirror aside).
 """
+import dataclasses
 import argparse
 import ast
 import re
@@ -16,32 +19,38 @@ import sys
 
 from factory import REPO
 from gptcourse.checking import contract
-from gptcourse.checking.tasks import CHAPTERS, TASKS
+from gptcourse.checking.tasks import CHAPTERS, TASKS, chapter_module
 from grader.authoring import contract as contract_page
 
 PAGE = REPO / "docs" / "contract.md"
 
 
-def test_every_task_of_the_course_table_has_a_contract_and_no_entry_is_unknown():
-    assert list(contract.TASKS) == [task.id for task in TASKS]  # every task once, in course order
-    for task_id, entry in contract.TASKS.items():
-        assert entry.pinned and all(isinstance(line, str) and line for line in entry.pinned + entry.free), task_id
+def test_every_task_of_the_course_table_has_a_contract():
+    for task in TASKS:
+        entry = contract.contract_of(task.id)
+        assert isinstance(entry, contract.Contract), task.id
+        assert entry.pinned and all(isinstance(line, str) and line for line in entry.pinned + entry.free), task.id
 
 
-def test_a_task_without_an_entry_is_named_with_the_file_to_add_it_to(monkeypatch):
-    monkeypatch.delitem(contract.TASKS, TASKS[0].id)
+def test_a_task_without_a_contract_is_named_with_the_file_to_add_it_to(monkeypatch):
+    task = TASKS[-1]
+    entries = chapter_module(task.chapter).SPECS
+    monkeypatch.setitem(entries, task.id, dataclasses.replace(entries[task.id], contract=None))
     try:
-        contract.contract_of(TASKS[0].id)
+        contract.contract_of(task.id)
     except KeyError as exc:
-        assert "gptcourse/checking/contract.py" in exc.args[0] and TASKS[0].id in exc.args[0]
+        assert f"course/gptcourse/checking/chapters/ch{task.chapter}.py" in exc.args[0] and task.id in exc.args[0]
+        assert (REPO / contract.public_module_path(task.chapter)).exists()
     else:
-        raise AssertionError("a task without a contract entry was not reported")
+        raise AssertionError("a task without a contract was not reported")
 
 
-def test_each_reference_value_names_a_chapter_and_a_test_that_exist():
-    assert set(contract.REFERENCE_VALUES) <= set(CHAPTERS)
-    for values in contract.REFERENCE_VALUES.values():
-        for value in values:
+def test_each_reference_value_names_a_test_that_exists():
+    chapters_with_values = [chapter for chapter in CHAPTERS if contract.reference_values(chapter)]
+    assert len(chapters_with_values) >= 5, chapters_with_values
+    for chapter in chapters_with_values:
+        for value in contract.reference_values(chapter):
+            assert isinstance(value, contract.ReferenceValue), chapter
             path, _, name = value.test.partition("::")
             tree = ast.parse((REPO / path).read_text())
             assert name in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, value.test
@@ -116,3 +125,43 @@ def test_no_file_of_the_repository_points_outside_it():
             if hits:
                 found[path] = hits
     assert found == {}
+
+
+def test_the_readme_points_at_the_rules_for_every_task_rather_than_repeating_them():
+    """The README's "How it grades" once repeated the common rules in its own words:
+    it now links their one statement, the page's section, which must exist under that name."""
+    readme = (REPO / "README.md").read_text()
+    assert "(docs/contract.md#rules-for-every-task)" in readme
+    assert "\n## Rules for every task\n" in PAGE.read_text()
+    assert all(rule[:60] not in readme.replace("\n", " ") for rule in contract.COMMON_RULES)
+
+
+def test_a_section_does_not_call_every_task_s_extras_accepted_alternatives():
+    """6.5's extras are what its dropout and cache judges need (the outputs every pattern of
+    dropped weights can give), no alternative reading of the contract: `where` used to call every
+    task's extras "accepted alternatives"."""
+    from grader.chapters import expectation_extras, public_cases
+
+    keys = {key for case in public_cases("6.5") for key in expectation_extras(case)}
+    assert keys and "internals/alternatives" not in keys, keys
+    section = contract_page.task_section("6.5")
+    assert "extras (what the judge needs besides the reference's observations" in section
+    assert "alternatives" not in section
+
+
+def test_a_chapter_section_lists_what_its_setup_cell_binds():
+    """tests/corpus/README.md once listed, by hand, what each chapter's setup cell gives a corpus file
+    (chapters 01 to 05 in one paragraph, and a chapter 09 'without carried names' that has some);
+    the page now writes the list from the master."""
+    source = ("import math\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader as DL, Dataset\n"
+              "TOKENS = 3\n_ = print\ntokenizer = object()\ndef helper():\n    inner = 1\nclass Toy:\n    pass\n")
+    assert contract_page.names_bound([source]) == ["math", "nn", "DL", "Dataset", "TOKENS", "tokenizer", "helper",
+                                                  "Toy"]
+    built = contract_page.load_manifest()
+    for chapter in CHAPTERS:
+        names = contract_page.names_bound(built[chapter]["setup"])
+        namespace = {}
+        for setup in built[chapter]["setup"]:
+            exec(setup, namespace)
+        assert names and set(names) <= set(namespace), chapter
+        assert f"what its setup cell binds: {', '.join(f'`{name}`' for name in names)};" in PAGE.read_text(), chapter

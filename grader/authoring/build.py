@@ -2,14 +2,18 @@
 
     python -m grader build            # write reference package, manifest, release, fixtures
     python -m grader build --check    # exit 1 (and say what) when anything committed is stale
+    python -m grader build --chapters 06_sampling [...]   # only these chapters' files (and the
+                                      # manifest, contract page and README table they are part of)
 
 One source for each fact: a task's solution exists only in its master's solution cell.
 - grader/reference/chNN_*.py and grader/reference/manifest.json: the masters' setup cells
   and solution cells with the solution markers removed;
 - course/NN_*.ipynb: the student release, made by `nbgrader generate_assignment`;
 - course/gptcourse/checking/fixtures/NN_*.json: the reference's observations on the public cases;
-- docs/contract.md: the course's contract, gptcourse/checking/contract.py with what the course table
-  and the masters say of each task (grader/authoring/contract.py).
+- docs/contract.md: the course's contract, each task's contract (its TaskSpec in its public chapter
+  module) with what the course table and the masters say of it (grader/authoring/contract.py);
+- README.md's chapter table: a row per chapter of the course table (the rest of the README is
+  written by hand).
 """
 import argparse
 import difflib
@@ -22,11 +26,13 @@ import tempfile
 import nbformat
 
 from gptcourse.checking import conventions, records
-from gptcourse.checking.tasks import chapter_names, get_task, task_of_cell, tasks_of
+from gptcourse.checking.tasks import chapter_names, get_chapter, get_task, task_of_cell, tasks_of
 from grader.authoring.contract import contract_files
 from grader.nbgrading.course import make_course
 from grader.paths import (  # noqa: F401 - SOLUTIONS, nbgrader_command: imported from here by other tools
-    COURSE, FIXTURES, REFERENCE, ROOT, SOLUTIONS, master_path, nbgrader_command)
+    COURSE, FIXTURES, REFERENCE, ROOT, SOLUTIONS, load_manifest, master_path, nbgrader_command)
+
+README = os.path.join(ROOT, "README.md")
 
 # ------------------------------------------------------------------------------------------
 # Reading masters
@@ -86,6 +92,21 @@ def build_manifest(chapters=None):
     return {chapter: chapter_manifest(chapter) for chapter in chapters or chapter_names()}
 
 
+def course_manifest(chapters=None):
+    """The whole course's manifest, with `chapters` made again from their masters and every other
+    chapter as committed (grader/reference/manifest.json); all of it made again when `chapters`
+    is None. What a build of a few chapters writes: the manifest and the contract page are the
+    whole course's."""
+    if chapters is None:
+        return build_manifest()
+    fresh, committed = build_manifest(chapters), load_manifest()
+    never_built = [chapter for chapter in chapter_names() if chapter not in fresh and chapter not in committed]
+    if never_built:
+        raise SystemExit(f"the manifest has no entry for {', '.join(never_built)} yet: build it too "
+                         f"(--chapters ... {' '.join(never_built)}), or every chapter (`make release`)")
+    return {chapter: fresh[chapter] if chapter in fresh else committed[chapter] for chapter in chapter_names()}
+
+
 # ------------------------------------------------------------------------------------------
 # Generated files
 # ------------------------------------------------------------------------------------------
@@ -104,10 +125,11 @@ def reference_module_text(chapter, manifest):
     return "\n\n".join(parts)
 
 
-def reference_files(manifest):
+def reference_files(manifest, chapters=None):
+    """The manifest and the reference modules of `chapters` (default: every chapter in it)."""
     files = {os.path.join(REFERENCE, "manifest.json"): json.dumps(manifest, indent=1, sort_keys=True) + "\n"}
-    for chapter, chapter_manifest_ in manifest.items():
-        files[os.path.join(REFERENCE, f"ch{chapter}.py")] = reference_module_text(chapter, chapter_manifest_)
+    for chapter in chapters or manifest:
+        files[os.path.join(REFERENCE, f"ch{chapter}.py")] = reference_module_text(chapter, manifest[chapter])
     return files
 
 
@@ -224,25 +246,62 @@ def write_files(files):
             f.write(text)
 
 
-def all_files():
-    """Generated files in build order: the fixtures need the fresh reference package."""
-    yield master_files
-    yield lambda: reference_files(build_manifest())
-    yield release_files
-    yield fixture_files
-    yield lambda: contract_files(build_manifest())
+# -- the README's chapter table ----------------------------------------------------------------
+
+CHAPTER_TABLE_HEADER = "| chapter | notebook | tasks |\n|---|---|---|\n"
+
+
+def readme_row(chapter):
+    """The README's row for a chapter of the course table: its number and title, its notebook, its
+    first and last task with their levels."""
+    first, last = chapter.tasks[0], chapter.tasks[-1]
+    return (f"| {chapter.number} {chapter.title} | [`course/{chapter.name}.ipynb`](course/{chapter.name}.ipynb) | "
+            f"{first.id} [{first.level}] – {last.id} [{last.level}] |")
+
+
+def with_chapter_table(readme):
+    """The README's text with the rows of its chapter table (every line after the table's header
+    that starts a row) written from the course table."""
+    start = readme.index(CHAPTER_TABLE_HEADER) + len(CHAPTER_TABLE_HEADER)
+    end = start
+    while readme.startswith("| ", end):
+        end = readme.index("\n", end) + 1
+    rows = "".join(readme_row(get_chapter(name)) + "\n" for name in chapter_names())
+    return readme[:start] + rows + readme[end:]
+
+
+def readme_files():
+    with open(README, encoding="utf-8") as f:
+        return {README: with_chapter_table(f.read())}
+
+
+# ------------------------------------------------------------------------------------------
+
+def all_files(chapters=None):
+    """Generated files in build order (the fixtures need the fresh reference package): every
+    chapter's, or the given chapters' with what the whole course makes of them (the manifest,
+    the contract page, the README's table)."""
+    yield lambda: master_files(chapters)
+    yield lambda: reference_files(course_manifest(chapters), chapters)
+    yield lambda: release_files(chapters)
+    yield lambda: fixture_files(chapters)
+    yield lambda: contract_files(course_manifest(chapters))
+    yield readme_files
 
 
 def add_parser(commands):
     p = commands.add_parser("build", help="regenerate the reference, the release and the fixtures from the masters",
                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="report stale files, write nothing")
+    names = chapter_names()
+    p.add_argument("--chapters", nargs="+", choices=names, default=None, metavar="CHAPTER",
+                   help=f"build only these chapters (default: all): {', '.join(names)}")
     return p
 
 
 def main(args):
     stale = []
-    for make in all_files():
+    for make in all_files(args.chapters):
         files = make()
         if args.check:
             for path in stale_files(files):

@@ -26,9 +26,13 @@ class GraderSpec:
     mistakes:   () -> [(message, object)]: the known mistakes, most specific first;
                 when a student's observations equal one's, the feedback names the mistake
                 (the message completes "... wrong — it looks like ..."); the object replaces
-                the task's first graded name, or a dict replaces several;
+                the task's first graded name, or a dict replaces several. Only observations
+                the judge compares are matched: a random output that its kind judges itself
+                (a sampler's counts) never is, so its known mistakes go into `extras`;
     extras:     case -> dict (optional): what the judge needs besides the reference's
-                observations (internals/..., e.g. the alternatives a contract leaves open);
+                observations (internals/...: the alternatives a contract leaves open, a sampler's
+                probabilities and its known wrong distributions, internals/mistakes, the
+                outputs every pattern of dropout can give);
     for_device: (case, device) -> Case (optional): the case as it runs on a GPU, when it must
                 differ from the CPU's (random numbers such as dropout masks differ between
                 devices); its expected numbers are then the reference's on this changed case.

@@ -1,20 +1,36 @@
 """The grader's chapter module of chapter 06 (decoding and sampling): its public and hidden
-cases and its known mistakes.
+cases and its known mistakes. What the cases pin down, in words, is each task's contract (in the
+public module's SPECS, rendered in docs/contract.md); here is how the cases are built.
 
-Filters (6.1 to 6.3) are compared exactly on many rows at once: temperatures near 0 and large,
-k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains and p = 0,
--inf already present. Top-p cases keep every cumulative probability at least 2e-3 away from p,
-and no two tokens at the cut equally probable, so that the set of kept tokens is the same
-however a correct implementation rounds.
-
-generate (6.4): greedy and end-token cases on NextTokenModel are exact; sampling cases on a
-TableModel draw 20,000 rows at once and are judged by the counts of the new tokens against
-the probabilities computed here (kinds.Sampler: at most 1e-7 false failures per case, exact
-binomial tails). The order top-k, then top-p, then temperature is tested on a case built so
-that the other orders give visibly different distributions.
-
-The key-value cache (6.5) has chapter 03's cases for MultiHeadAttention (without the cache it
-must be the same module) and scripts of cached calls (kinds.ModuleSteps).
+- Filters (6.1 to 6.3) are compared exactly, on many rows at once: temperatures near 0 and large,
+  k = 1 and k = the vocabulary size, ties at the k-th value, p so small that one token remains and
+  p = 0, -inf already present. Top-p cases are drawn so that no cumulative probability lies within
+  TOP_P_MARGIN of p and the tokens at the cut are not equally probable: the kept set is then the
+  same however a correct implementation sorts and rounds (at an exact tie the contract's
+  "smallest set" is not unique).
+- generate (6.4) drives toy models whose next-token logits are known
+  (gptcourse.checking.chapters.toys). Greedy and end-token cases run NextTokenModel and are exact.
+  What a row holds after its first end token is free, and the book's reading (break before
+  appending the last end token) is an accepted alternative to appending it (extras:
+  internals/alternatives), so the end-token probe records each row's new tokens before its first
+  end token and how many tokens were added.
+  Sampling cases draw SAMPLE_ROWS rows of one prompt from a TableModel (the next token's logits
+  are a row of a table, chosen by the last token) in one call. kinds.Sampler judges the counts of
+  the new tokens (exact binomial tails: at most its false_failure per case, so that the public
+  and hidden sampling cases of a grading run fail a correct sampler less than once in a million
+  runs on each device) against what the extras give: every outcome's probability, computed here with
+  the reference filters in float64 (internals/probs), and the distributions of the known wrong
+  samplers (internals/mistakes: temperature first, top-p before top-k, temperature ignored or
+  multiplied, a filter ignored, argmax). A wrong sampler is named there and only there: the
+  counts are the Sampler's own observation, never compared with the GraderSpec's `mistakes`. The
+  order case is redrawn until the three orders are at least ORDER_DISTANCE apart in total
+  variation, so that each wrong order is told apart.
+- The key-value cache (6.5) gets chapter 03's cases of MultiHeadAttention (without the cache it
+  must be the same module) and kinds.ModuleSteps scripts: a sequence in chunks (one token at a
+  time, several, mixed), reset_cache() and cache_k / cache_v None, a second sequence up to
+  context_length, a call without the cache, and one token too many, which must be refused by the
+  student's own raise or assert (a shape error inside PyTorch does not count). The device pass
+  runs the script on meta, so a cache made on the CPU is caught without a GPU.
 """
 import functools
 
@@ -22,18 +38,19 @@ import numpy as np
 import torch
 
 from gptcourse.checking.chapters.attention import multi_head_arguments
+from gptcourse.checking.chapters.ch06_sampling import SAMPLE_ROWS, TOP_P_MARGIN
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
 from grader.chapters.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
                                      naive_softmax)
-from grader.chapters.casekit import module_weights, reference_module, subclass_with
+from grader.chapters.casekit import module_weights, reference_module, reference_with_text_replaced, subclass_with
 from grader.reference import reference_object
 
 NEG_INF = float("-inf")
 # The book's next-token logits over its nine-word vocabulary ("closer", "every", "effort", ...).
 BOOK_LOGITS = [4.51, 0.89, -1.90, 6.75, 1.63, -1.62, -1.89, 6.28, 1.79]
-SAMPLE_ROWS = 20_000
-TOP_P_MARGIN = 2e-3
+# The sampling cases' size and the top-p cases' margin are stated in the contract: they live beside it.
+ORDER_DISTANCE = 0.1  # how far apart (total variation) the order case's three orders must be
 
 
 # ------------------------------------------------------------------------------------------
@@ -211,14 +228,14 @@ _ORDERS = {"right": ("top_k", "top_p", "temperature"), "temperature_first": ("te
 
 def _order_case(rng):
     """top-k, top-p and a temperature together, on a table drawn so that the three orders give
-    distributions at least 0.1 apart in total variation (so each wrong order is told apart)."""
+    distributions at least ORDER_DISTANCE apart in total variation (so each wrong order is told apart)."""
     options = {"temperature": 2.5, "top_k": 4, "top_p": 0.7}
     for _ in range(1000):
         table = _sample_table(rng, 7, scale=1.2)
         case = _sample_case(rng, vocab=7, table=table, label_extra="; the order of the filters matters here",
                             **options)
         probs = [_outcome_probs(case.args, case.arrays, order) for order in _ORDERS.values()]
-        if all(0.5 * np.abs(a - b).sum() >= 0.1 for i, a in enumerate(probs) for b in probs[i + 1:]):
+        if all(0.5 * np.abs(a - b).sum() >= ORDER_DISTANCE for i, a in enumerate(probs) for b in probs[i + 1:]):
             return case
     raise RuntimeError("could not draw a case where the order of the filters matters")
 
@@ -547,32 +564,31 @@ def _mistakes_6_3():
     ]
 
 
+# The known mistakes of generate are the reference with one piece changed, so that the loop is
+# written once, in the master (casekit.reference_with_text_replaced, as chapter 05's training loops).
+CROP = {"first": "idx[:, :context_size]", False: "idx"}  # the context cut to its first tokens, or not cut
+EOS_SEEN = {  # which tokens count as produced: every token of the row, or only this step's
+    "all": "finished |= (idx == eos_id).any(dim=1)",
+    "step": "finished = idx_next.squeeze(1) == eos_id",
+}
+
+
 def _mistaken_generate(crop=True, no_grad=True, stop="all", eos_scope="new"):
-    def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, top_p=None, eos_id=None):
-        prompt_length = idx.shape[1]
-        for _ in range(max_new_tokens):
-            idx_cond = {True: idx[:, -context_size:], False: idx, "first": idx[:, :context_size]}[crop]
-            with torch.set_grad_enabled(not no_grad):
-                logits = model(idx_cond)[:, -1, :]
-            if temperature == 0.0:
-                idx_next = torch.argmax(logits, dim=-1, keepdim=True)
-            else:
-                if top_k is not None:
-                    logits = reference_object("6.2")(logits, top_k)
-                if top_p is not None:
-                    logits = reference_object("6.3")(logits, top_p)
-                idx_next = torch.multinomial(torch.softmax(logits / temperature, dim=-1), num_samples=1)
-            idx = torch.cat((idx, idx_next), dim=1)
-            if eos_id is None or stop == "never":
-                continue
-            seen = idx if eos_scope == "all" else idx[:, prompt_length:]
-            if eos_scope == "step":  # only this step's tokens, nothing remembered
-                seen = idx_next
-            produced = (seen == eos_id).any(dim=1)
-            if (stop == "any" and bool(produced.any())) or (stop == "all" and bool(produced.all())):
-                break
-        return idx
-    return generate
+    """The reference generate with one piece changed: the context not cropped or cropped to its
+    first tokens (CROP), the model run with gradients, generation stopped when any row has
+    produced eos_id or never, or eos_id counted in the prompt or only in this step (EOS_SEEN)."""
+    replacements = {}
+    if crop is not True:
+        replacements["idx_cond = idx[:, -context_size:]"] = f"idx_cond = {CROP[crop]}"
+    if not no_grad:
+        replacements["with torch.no_grad():"] = "with torch.enable_grad():"
+    if stop == "any":
+        replacements["if bool(finished.all()):"] = "if bool(finished.any()):"
+    if stop == "never":
+        replacements["if eos_id is not None:"] = "if False:"
+    if eos_scope != "new":
+        replacements["finished |= idx_next.squeeze(1) == eos_id"] = EOS_SEEN[eos_scope]
+    return reference_with_text_replaced("6.4", "generate", replacements)
 
 
 def _mistakes_6_4():

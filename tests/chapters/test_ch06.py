@@ -88,3 +88,46 @@ def test_the_cached_generation_can_be_timed_token_by_token():
     ids = generate_greedy_cached(cached, torch.randint(0, 50, (1, 4)), 7, after_each_token=timer.tick)
     assert ids.shape == (1, 11) and len(timer.times) == 7  # one time per new token
     assert all(t >= 0 for t in timer.times)
+
+
+def test_the_known_mistakes_of_generate_are_the_reference_with_a_piece_changed():
+    """The grader's known mistakes of 6.4 are the reference generate with one piece of its text
+    replaced (casekit.reference_with_text_replaced), as chapter 05's training loops are: a hand
+    copy of the loop in the grader's module could drift from the master's. Each one still
+    observes something else than the reference on some greedy or end-token case."""
+    import ast
+    import inspect
+
+    from gptcourse.checking import records
+    from grader.chapters import ch06_sampling as graders, hidden_cases, public_cases
+    from grader.grading.expectations import seeded_probe
+    from grader.reference import reference_objects
+
+    defined = {node.name for node in ast.walk(ast.parse(inspect.getsource(graders))) if isinstance(node, ast.FunctionDef)}
+    assert "generate" not in defined  # no copy of the loop in the grader's module
+    mistakes = graders.SPECS["6.4"].mistakes()
+    assert len(mistakes) == 7
+    for message, generate in mistakes:
+        assert generate.__code__.co_filename.startswith("<the reference generate with "), message
+
+    cases = [case for case in public_cases("6.4") + hidden_cases("6.4", 1) if case.kind in ("greedy", "end_token")]
+    right = records.dumps([seeded_probe(reference_objects("6.4"), case) for case in cases])
+    for message, generate in mistakes:
+        observed = records.dumps([seeded_probe({"generate": generate}, case) for case in cases])
+        assert observed != right, f"no case tells this known mistake from the reference: {message}"
+
+
+def test_a_grading_run_s_sampling_cases_fail_a_correct_sampler_less_than_once_in_a_million():
+    """What the opening of grader/chapters/ch06_sampling.py says of 6.4's sampling cases, from the
+    cases the grader runs on one device (public and hidden): each draws SAMPLE_ROWS rows and fails
+    a correct sampler with probability at most the Sampler's false_failure, so all of them
+    together less than once in a million runs."""
+    from gptcourse.checking.chapters import task_spec
+    from gptcourse.checking.chapters.ch06_sampling import SAMPLE_ROWS
+    from grader.grading.engine import Expectations
+
+    false_failure = task_spec("6.4").probes["sample"].false_failure
+    for seed in (1, 2):
+        sampling = [case for case in Expectations(seed, ["cpu"]).cases("6.4") if case.kind == "sample"]
+        assert len(sampling) >= 4 and {case.args["num_rows"] for case in sampling} == {SAMPLE_ROWS}
+        assert len(sampling) * false_failure < 1e-6, (len(sampling), false_failure)

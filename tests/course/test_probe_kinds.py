@@ -8,6 +8,7 @@ in memory) with its SPECS.
 """
 import contextlib
 import os
+import re
 import sys
 import types
 
@@ -958,6 +959,25 @@ def test_sampler_names_the_known_wrong_distribution_the_counts_fit_best():
     assert "it looks like the zero is not filtered" in verdict_of("99.11", "sample", uniform, args, arrays, extras)
 
 
+def test_a_wrong_sampler_is_named_from_internals_mistakes_never_from_the_known_mistakes():
+    """docs/authoring.md's recipe: a known mistake of a random output goes into the task's `extras`
+    as `internals/mistakes`. Among the grader's `mistakes` it can never match, not even with the
+    very counts the student's code drew: the counts are the Sampler's own observation, judged by
+    the kind, and the known mistakes are compared only with observations the judge compares."""
+    probs = np.array([0.5, 0.3, 0.2, 0.0])
+    case = Case("99.11", "sample", "a toy case", {"num_outcomes": 4, "draws": 20000}, {"probs": probs})
+
+    def squared(probs, n):
+        return torch.multinomial(probs ** 2, n, replacement=True)
+
+    expected = dict(probe(sample_toy, case), **{"internals/probs": probs})
+    got = probe(squared, case)
+    as_a_known_mistake = judge("99.11", case, got, expected, [("the weights are squared", probe(squared, case))])
+    assert as_a_known_mistake and "it looks like" not in as_a_known_mistake
+    expected["internals/mistakes"] = [("the weights are squared", np.array([25, 9, 4, 0]) / 38)]
+    assert "it looks like the weights are squared" in judge("99.11", case, got, expected)
+
+
 def test_sampler_names_the_drawing_step_even_when_its_call_prepares_a_model_first(monkeypatch):
     def call(probe, fn):
         model = probe.module_input("model", nn.Linear(2, 2))  # names its own step
@@ -1297,3 +1317,23 @@ def test_the_device_mix_message_is_short_and_speaks_to_a_function_or_a_module():
             assert message.count("Expected all tensors to be on the same device") == 1
     named = _device_mix_message(torch.ops.aten.cat.default, stray, input_name="input_batch", module=False)
     assert "input_batch.to(device)" in named and len(named.split()) <= 50
+
+
+def kinds_in_the_authoring_table():
+    """The kinds docs/authoring.md's table lists (the first cell of each row: `Name(arguments)`)."""
+    from factory import REPO
+
+    text = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    section = text[text.index("### Kinds ("):]
+    section = section[:section.index("\n#", 1)]
+    return {match for match in re.findall(r"^\| `(\w+)\(", section, re.MULTILINE)}
+
+
+def test_the_authoring_guide_lists_every_kind():
+    """A chapter author picks kinds from docs/authoring.md's table: a kind missing there (ModuleSize
+    was) is one nobody finds; a row for a kind that is gone misleads."""
+    exported = {name for name in kinds.__all__
+                if isinstance(getattr(kinds, name), type) and issubclass(getattr(kinds, name), kinds.Kind)
+                and getattr(kinds, name) is not kinds.Kind}
+    assert len(exported) >= 12, exported
+    assert kinds_in_the_authoring_table() == exported

@@ -73,8 +73,48 @@ def test_a_rebuild_leaves_fixtures_with_last_bit_noise_as_committed(tmp_path, mo
     changed.write_text(records.dumps({"norms": [0.5820484780620252]}))
     files = {str(noisy): records.dumps({"norms": [0.5820484780620251]}),
              str(changed): records.dumps({"norms": [0.75]})}
-    monkeypatch.setattr(build, "all_files", lambda: [lambda: files])
+    monkeypatch.setattr(build, "all_files", lambda chapters: [lambda: files])
     monkeypatch.setattr(build, "_reload_reference", lambda: None)
-    build.main(argparse.Namespace(check=False))
+    build.main(argparse.Namespace(check=False, chapters=None))
     assert noisy.read_text() == records.dumps({"norms": [0.5820484780620252]})  # left as committed
     assert changed.read_text() == files[str(changed)]  # a real change is written
+
+
+@pytest.mark.slow
+def test_a_build_of_one_chapter_makes_its_files_and_the_whole_course_s_pages():
+    """`python -m grader build --chapters NN_name` (docs/authoring.md's recipe for a change to one
+    chapter) makes that chapter's master, reference module, release and fixtures again, and the
+    files the whole course shares (the manifest, with every other chapter's entry as committed;
+    the contract page; the README's table): on this fresh checkout, exactly what is committed.
+    About 20 s, most of it nbgrader making the chapter's release."""
+    import os
+
+    from grader.authoring import build
+    from grader.paths import load_manifest
+
+    chapter = "03_multihead_attention"
+    files = {}
+    for make in build.all_files([chapter]):
+        files.update(make())
+    made = sorted(os.path.relpath(path, REPO) for path in files)
+    assert made == sorted([
+        f"solutions/{chapter}.ipynb", "grader/reference/manifest.json", f"grader/reference/ch{chapter}.py",
+        f"course/{chapter}.ipynb", f"course/gptcourse/checking/fixtures/{chapter}.json", "docs/contract.md",
+        "README.md"])
+    assert json.loads(files[str(REPO / "grader" / "reference" / "manifest.json")]) == load_manifest()
+    assert build.stale_files(files) == []
+
+
+def test_a_build_of_some_chapters_names_a_new_chapter_it_leaves_out(monkeypatch):
+    """A chapter added to the course table but never built has no manifest entry to keep: a build
+    of other chapters says which to add instead of failing with a KeyError."""
+    from gptcourse.checking import course
+    from grader.authoring import build
+
+    monkeypatch.setattr(build, "build_manifest", lambda chapters=None: {chapter: {} for chapter in chapters})
+    course.register_chapter(course.Chapter("99_unbuilt", "Never built", 10, (course.task("99.1", ("f",), "B", "F"),)))
+    try:
+        with pytest.raises(SystemExit, match="no entry for 99_unbuilt yet: build it too"):
+            build.course_manifest(["01_text_data"])
+    finally:
+        course.unregister_chapter("99_unbuilt")

@@ -7,9 +7,13 @@ chapter's task rows) defines:
 - KEY_NAMES: observation key -> how feedback names it ("Attention weights");
 - ERROR_HINTS: [(regular expression on "Type: message", hint, task ids or None for all)],
   tried before the generic hints of gptcourse.checking.judge;
-- SPECS, last in the module: {task id: TaskSpec(probes={case kind: a kind from
-  gptcourse.checking.kinds}, hints=(fn(key, got, expected, case) -> hint or "", ...))}: everything
-  public about each task in one place. `task_spec(task_id)` finds a task's.
+- GRADING_DATA: the data sets grading the chapter reads (the grader's preflight fetches them first);
+- REFERENCE_VALUES (optional): the book's numbers a test of the chapter asserts
+  (gptcourse.checking.contract.ReferenceValue);
+- SPECS, last in the module: {task id: TaskSpec(contract=Contract(pinned=..., free=...),
+  probes={case kind: a kind from gptcourse.checking.kinds}, hints=(fn(key, got, expected, case) ->
+  hint or "", ...))}: everything public about each task in one place. `task_spec(task_id)` finds
+  a task's.
 
 Modules shared by several chapters hold what those chapters have in common: attention.py
 (the attention chapters' probes and hints) and toys.py (the small models the probes run,
@@ -19,7 +23,9 @@ Nothing here is secret: the cases and known mistakes live in the grader's chapte
 (grader/chapters/).
 """
 from dataclasses import dataclass
-from typing import Callable, Mapping, Tuple
+from typing import Callable, Mapping, Optional, Tuple
+
+from gptcourse.checking.contract import Contract
 
 
 @dataclass(frozen=True)
@@ -29,10 +35,14 @@ class TaskSpec:
     probes: {case kind: kind}: how each kind of case exercises the student's code (the hidden
             module's cases name their kind: "forward", "dropout", "raises", ...);
     hints:  property hints, tried in order when an observation is wrong and no known mistake
-            matches: fn(key, got, expected, case) -> a sentence that explains it, or "".
+            matches: fn(key, got, expected, case) -> a sentence that explains it, or "";
+    contract: what the task's cases pin down and what they leave free, in words
+              (gptcourse.checking.contract): every task of the course has one; docs/contract.md
+              and `python -m grader where` show it.
     """
     probes: Mapping[str, object]
     hints: Tuple[Callable, ...] = ()
+    contract: Optional[Contract] = None
 
 
 def task_spec(task_id):

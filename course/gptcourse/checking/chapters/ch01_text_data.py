@@ -5,6 +5,7 @@ from gptcourse.checking import kinds
 from gptcourse.data import read_text
 from gptcourse.tokenizer import GPT2_FILES
 from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.contract import Contract, ReferenceValue
 
 CHAPTER = "01_text_data"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -189,23 +190,98 @@ def _vocab_unsplit_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
+# The book's numbers
+# ------------------------------------------------------------------------------------------
+
+# Numbers of the book's runs that a test of this chapter asserts, each with the test that does
+# (docs/contract.md lists them under the chapter).
+REFERENCE_VALUES = (
+    ReferenceValue("The Verdict (`the-verdict`) has 20,479 characters, and its vocabulary (1.2) 1,132 entries.",
+                   "tests/chapters/test_ch01.py::"
+                   "test_the_verdict_vocabulary_and_tokenizer_round_trip"),
+    ReferenceValue("In GPT-2 tokens The Verdict is 5,145 ids, starting "
+                   "`[40, 367, 2885, 1464, 1807, 3619, 402, 271, 10899, 2138]`; "
+                   "`\"Hello, do you like tea? <|endoftext|> In the sunlit terraces\"` is "
+                   "`[15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812, 2114]`; "
+                   "the first batch of `create_dataloader_v1` with `batch_size=8, max_length=4, stride=4, "
+                   "shuffle=False` starts `[[40, 367, 2885, 1464], [1807, 3619, 402, 271], ...]`.",
+                   "tests/chapters/test_ch01.py::"
+                   "test_the_verdict_with_gpt2_tokens_windows_and_first_batch"),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Each task's contract, probes and hints, in one place (gptcourse/checking/chapters/__init__.py:
+# TaskSpec). The contract says in words what the cases of both chapter modules check and what they
+# leave free; docs/contract.md is rendered from it (grader/authoring/contract.py).
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
     "1.1": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "`encode` splits with the setup cell's `TOKEN_PATTERN`, strips every piece, drops the empty ones "
+                "and maps each token to its id in the given vocabulary; a token the vocabulary lacks gets the id "
+                "the vocabulary gives `<|unk|>` (its ids need not be sorted, and `<|unk|>` need not be last).",
+                "`decode` joins the tokens with single spaces and then removes the whitespace in front of "
+                "`, . : ; ? ! \" ( ) '`.",
+                "Round trips on sentences the vocabulary was not built from, on a text of spaces only and on the "
+                "empty text (no ids, empty string).",
+            ),
+            free=("Which attributes the tokenizer keeps (the book's `str_to_int` and `int_to_str` are a "
+                  "suggestion).",)),
         probes={"methods": kinds.Methods(tokenizer_arguments)},
         hints=(_unknown_word_hint, _encode_hint, _decode_hint)),
     "1.2": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "The distinct tokens of the text, split as in 1.1, sorted, numbered from 0; then `<|endoftext|>` "
+                "and `<|unk|>`, in that order, take the next two ids.",
+                "The empty text gives the two special tokens alone.",
+            ),
+            free=("The order of the dict's entries: the dicts are compared as mappings.",)),
         probes={"vocab": kinds.Function(lambda probe: ([case_text(probe.case.args)], {}),
                                         outputs=(("vocab", "the returned vocabulary"),))},
         hints=(_vocab_ids_hint, _vocab_unsplit_hint)),
     "1.3": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "A `torch.utils.data.Dataset` over the text's ids from the given GPT-2 tokenizer; a window starts "
+                "every `stride` tokens for as long as a full target fits.",
+                "Item `i` is a pair of int64 tensors: `max_length` input ids and the same window shifted one token on.",
+                "`len` is the number of windows, also when `stride` is larger than `max_length` and when exactly "
+                "one window fits.",
+            ),
+            free=(
+                "A text shorter than one window: an empty data set or an error, both pass (the book asserts).",
+                "Whether the windows are made in `__init__` or when an item is read (the task text advises "
+                "`__init__`, encoding the text once).",
+            )),
         probes={"windows": kinds.Dataset(dataset_arguments, item_types=True, types_message=ITEM_TYPES_MESSAGE)},
         hints=(_dataset_length_hint, _window_hint)),
     "1.4": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "The signature's defaults (`batch_size=4`, `max_length=256`, `stride=128`, `shuffle=True`, "
+                "`drop_last=True`): one case calls it with the text alone.",
+                "Windows as in 1.3 over GPT-2 tokens, and every argument passed on: with `shuffle=False` the batches "
+                "in order; `drop_last` decides whether a short last batch is kept.",
+                "`num_workers` passed on too: the returned loader's own `num_workers` is compared (no batch is read "
+                "from that loader, so no worker process starts). The signature names it, the book passes it, and a "
+                "loader that drops it silently loads with one process.",
+            ),
+            free=(
+                "The order of a shuffled loader: it is judged by its sampler's class, the shapes of its batches "
+                "and the sorted set of its windows.",
+            )),
         probes={"loader": kinds.Loader(loader_arguments)}),
     "1.5": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Token embeddings of the ids plus position embeddings of positions `0 .. num_tokens - 1`, "
+                "broadcast over the batch; gradients reach both tables.",
+                "The position table may be longer than the sequence; the positions live on the ids' device.",
+            )),
         probes={"forward": kinds.Function(embed_arguments, outputs=(("embedded", "the returned embeddings"),),
                                           tensors=True, grad_of="embedded")}),
 }

@@ -14,6 +14,7 @@ import torch.nn as nn
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec
 from gptcourse.checking.chapters.toys import NextTokenModel
+from gptcourse.checking.contract import Contract, ReferenceValue
 from gptcourse.checking.judge import tolerances
 
 CHAPTER = "04_gpt_model"
@@ -395,30 +396,102 @@ def _generation_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
+# The book's numbers
+# ------------------------------------------------------------------------------------------
+
+# Numbers of the book's runs that a test of this chapter asserts, each with the test that does
+# (docs/contract.md lists them under the chapter).
+REFERENCE_VALUES = (
+    ReferenceValue("`GPTModel(GPT_CONFIG_124M)` has 163,009,536 parameters, 124,412,160 without `out_head`.",
+                   "tests/chapters/test_ch04.py::"
+                   "test_gpt2_small_has_163_million_parameters_124_million_with_weight_tying"),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Each task's contract, probes and hints, in one place (gptcourse/checking/chapters/__init__.py:
+# TaskSpec). The contract says in words what the cases of both chapter modules check and what they
+# leave free; docs/contract.md is rendered from it (grader/authoring/contract.py).
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
     "4.1": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Parameters `scale` (ones) and `shift` (zeros) of size `emb_dim`, checked right after construction.",
+                "Normalisation over the last dimension with the biased variance and `eps = 1e-5` inside the square "
+                "root: cases hold a constant row and a row of tiny variance, where eps shows.",
+                "Any number of leading dimensions; gradients to the input, `scale` and `shift`.",
+            ),
+            free=(
+                "How the mean and the variance are computed (the task text asks for the computation written out; "
+                "the checks see only the numbers).",
+            )),
         probes={"forward": kinds.ModuleForward(layer_norm_arguments, ("scale", "shift"),
                                                initial_values=("scale", "shift"))},
         hints=(_nan_hint, _initial_value_hint)),
     "4.2": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "The tanh approximation of GELU with the constants `sqrt(2 / pi)` and `0.044715`: the exact erf "
+                "form is close, and fails.",
+                "Tensors of any shape, float32 and float64, gradients; the module has no parameters.",
+                "Finite for any finite input: about `x` for large positive `x`, about 0 for large negative `x`. Cases "
+                "run from -60 to 60 in float32 and from -200 to 200 in float64, where a tanh written by hand as "
+                "`(exp(u) - exp(-u)) / (exp(u) + exp(-u))` overflows to NaN.",
+            )),
         probes={"forward": kinds.ModuleForward(no_arguments)},
         hints=(_gelu_overflow_hint, _gelu_reference_hint, _gelu_constants_hint)),
     "4.3": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "`layers` is an `nn.Sequential` of a `Linear(emb_dim, 4 * emb_dim)`, a GELU and a "
+                "`Linear(4 * emb_dim, emb_dim)`, both linear layers with a bias.",
+                "The output is `layers(x)`; only `cfg[\"emb_dim\"]` is read.",
+            ),
+            free=("Which GELU module sits in the middle, as long as it computes the tanh form.",)),
         probes={"forward": module_probe(("layers",), {"layers": describe_layers})},
         hints=(_layers_hint, _gelu_reference_hint)),
     "4.4": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Attributes `att` (a `MultiHeadAttention` over `emb_dim` with the configuration's heads, context "
+                "length, dropout and `qkv_bias`), `ff` (a `FeedForward`), `norm1` and `norm2` (two separate "
+                "`LayerNorm`s) and `drop_shortcut` (an `nn.Dropout` of `drop_rate`).",
+                "Pre-LayerNorm: for the attention, then for the feed-forward sub-block, normalise, apply it, drop "
+                "out its output with `drop_shortcut`, add the sub-block's input.",
+                "In train mode every row must be explained by dropping features of the two sub-blocks' outputs "
+                "(never of the shortcut, never of the sum).",
+            ),
+            free=("The order in which the attributes are made.",)),
         probes={"forward": module_probe(BLOCK_ATTRIBUTES, {"att": describe_attention}),
                 "dropout": kinds.ModuleDropout(config_arguments, block_dropout_problem)},
         hints=(_nan_hint,)),
     "4.5": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Attributes `tok_emb`, `pos_emb`, `drop_emb`, `trf_blocks` (an `nn.Sequential` of `n_layers` "
+                "separate blocks), `final_norm` and `out_head` (`emb_dim` to `vocab_size`, no bias).",
+                "Logits `(B, T, vocab_size)` for `T` up to the context length; `drop_emb` on the sum of the two "
+                "embeddings, before the blocks.",
+                "A separate `out_head` (no weight tying): 163,009,536 parameters for `GPT_CONFIG_124M`, counted on "
+                "the meta device part by part, and the right count with `qkv_bias=True`.",
+            )),
         probes={"forward": module_probe(MODEL_ATTRIBUTES),
                 "dropout": kinds.ModuleDropout(config_arguments, model_dropout_problem),
                 "size": kinds.ModuleSize(config_arguments)},
         hints=(_size_hint,)),
     "4.6": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Greedy: at each of the `max_new_tokens` steps the sequence is cut to its last `context_size` "
+                "tokens, the largest logit of the last position is taken and appended.",
+                "Returns the input followed by the new tokens (the input alone for `max_new_tokens=0`), leaves "
+                "`idx` unchanged, and runs the model without gradients.",
+            ),
+            free=(
+                "Whether the function switches the model to eval mode: the caller does, and the checks do not look.",
+            )),
         probes={"generate": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
                                            tensors=False, device_pass=True, also=record_grad_mode)},
         hints=(_generation_hint,)),

@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec
 from gptcourse.checking.chapters.toys import GPT2Shaped, TinyLanguageModel
+from gptcourse.checking.contract import Contract, ReferenceValue
 from gptcourse.tokenizer import GPT2_FILES
 
 CHAPTER = "05_pretraining"
@@ -568,34 +569,119 @@ def _ids_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
+# The book's numbers
+# ------------------------------------------------------------------------------------------
+
+# Numbers of the book's runs that a test of this chapter asserts, each with the test that does
+# (docs/contract.md lists them under the chapter).
+REFERENCE_VALUES = (
+    ReferenceValue("An untrained `GPTModel` of chapter 05's configuration (context 256) has a validation loss "
+                   "of about 10.98 on the last 10 % of The Verdict (the book: 10.981).",
+                   "tests/chapters/test_ch05.py::"
+                   "test_the_untrained_validation_loss_on_the_verdict_is_about_10_99"),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Each task's contract, probes and hints, in one place (gptcourse/checking/chapters/__init__.py:
+# TaskSpec). The contract says in words what the cases of both chapter modules check and what they
+# leave free; docs/contract.md is rendered from it (grader/authoring/contract.py).
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
     "5.1": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "`text_to_token_ids` returns the GPT-2 ids of the text as an integer tensor of shape "
+                "`(1, num_tokens)`, `<|endoftext|>` allowed (the single id 50256).",
+                "`token_ids_to_text` decodes such a tensor back to the text; the tensor passed in stays unchanged.",
+            ),
+            free=(
+                "Which integer dtype the ids have (the task text asks for int64).",
+                "What the empty text gives: no case encodes it. The book's `torch.tensor(ids)` makes an empty list "
+                "a float32 tensor, while the task text (and the reference, with `dtype=torch.long`) gives int64 ids.",
+            )),
         probes={"encode": kinds.Function(encode_arguments, outputs=(("ids", "the returned token ids"),),
                                          name="text_to_token_ids", also=record_round_trip, device_pass=False),
                 "decode": kinds.Function(decode_arguments, outputs=(("text", "the returned text"),),
                                          name="token_ids_to_text", device_pass=False)},
         hints=(_ids_hint,)),
     "5.2": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "The mean cross-entropy over every position of every sequence, as a 0-d tensor that gradients "
+                "flow back through.",
+                "Both batches arrive on the CPU and are moved to `device`; the model is a tiny language model or "
+                "a small `GPTModel`.",
+            )),
         probes={"loss": kinds.Function(batch_loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
                                        grad_of="loss", device_pass=True)},
         hints=(_loss_hint,)),
     "5.3": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "The mean of the batch losses over the first `num_batches` batches: all of them for `None` or a "
+                "number larger than the loader's length.",
+                "`nan` for an empty loader.",
+            ),
+            free=(
+                "A Python number or a 0-d tensor.",
+                "Whether the function switches the model's mode or turns gradients off.",
+            )),
         probes={"loss": kinds.Function(loader_loss_arguments, outputs=(("loss", "the returned loss"),), scalars=True,
                                        device_pass=True)},
         hints=(_loader_loss_hint,)),
     "5.4": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "One optimizer step per batch of every epoch (gradients zeroed each time), and as many training "
+                "forward passes, in train mode with gradients.",
+                "Evaluation right after steps 0, `eval_freq`, `2 * eval_freq`, ... over `eval_iter` batches of each "
+                "loader, in eval mode without gradients, then back to train mode.",
+                "Returns `(train_losses, val_losses, tokens_seen)`, one entry per evaluation, with the input "
+                "tokens counted up to that step; the model ends in train mode with the reference's weights "
+                "(small float64 cases, AdamW).",
+            ),
+            free=(
+                "What it prints and how the sample after each epoch is made.",
+                "How many evaluation forward passes it makes (the losses decide).",
+            )),
         probes={"train": kinds.TrainingLoop(build_training, call_train_model_simple, spy=True, optimizer_view=True)},
         hints=(_gradient_norm_hint, _training_hint)),
     "5.5": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "A checkpoint written by `save_checkpoint` and read back by `load_checkpoint` restores the model's "
+                "parameters and, when an optimizer is given, its state (AdamW's moments included) into a fresh "
+                "model and optimizer; the file's name may hold a space.",
+                "Loading refuses a file that carries a pickled object and never runs it (`weights_only=True`).",
+            ),
+            free=(
+                "The file's layout and its keys: only your own `load_checkpoint` reads it.",
+                "What `load_checkpoint` returns.",
+            )),
         probes={"file": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_checkpoint,
                                             read=read_checkpoint),
                 "unsafe": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_unsafe_checkpoint,
                                               read=read_unsafe_checkpoint)},
         hints=(_checkpoint_hint,)),
     "5.6": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Every parameter of the `GPTModel` (with `qkv_bias=True`, one to three blocks, any width) gets its "
+                "value from the Hugging Face checkpoint: `c_attn` split into query, key and value, the Conv1D "
+                "matrices transposed, LayerNorm weight and bias to `scale` and `shift`, `out_head` from `wte`; "
+                "the loaded model gives the reference's logits.",
+                "The checkpoint may hold the `h.N.attn.bias` mask buffers or not; its tensors stay unchanged, by the "
+                "call and afterwards: the loaded model's parameters are then changed in place (as an optimizer step "
+                "does) and the checkpoint must not change with them, so a parameter that wraps the checkpoint's own "
+                "tensor, or a view of it, fails.",
+                "A tensor of the wrong shape raises (any exception).",
+            ),
+            free=(
+                "Whether `out_head` shares the token embedding's tensor or gets a copy of it.",
+                "The error's message (naming the tensor is advised, not graded).",
+            )),
         probes={"load": kinds.Function(load_weights_arguments, outputs=(), also=record_loaded_model, device_pass=False),
                 # Any exception will do (the contract); naming the tensor is the task text's advice, not graded.
                 "mismatch": kinds.RaisesOnCall(load_weights_arguments, messages={
@@ -604,6 +690,19 @@ SPECS = {
                               "the tensor helps whoever meets it)"})},
         hints=(_weights_hint,)),
     "5.7": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "`lr_at_step`: linear warmup from `initial_lr` to `peak_lr` over `warmup_steps` steps, then a "
+                "cosine from `peak_lr` down towards `min_lr` at `total_steps`; a warmup of one step and a rate "
+                "that starts at the peak included.",
+                "`train_model`: the peak is the optimizer's rate when it is called; before each step the "
+                "schedule's rate is set on every parameter group; the gradient norm is clipped to 1.0 once "
+                "warmup is over, never before.",
+                "Returns the three lists of 5.4 and the rate of every step; everything else as in 5.4.",
+            ),
+            free=(
+                "Whether clipping starts at the step where warmup ends or at the one after (the book's).",
+            )),
         probes={"schedule": kinds.Repeated("lr_at_step", "the learning rate of every step"),
                 "train": kinds.TrainingLoop(build_training, call_train_model, spy=True, optimizer_view=True,
                                             name="train_model")},

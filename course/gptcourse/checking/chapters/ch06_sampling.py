@@ -15,6 +15,7 @@ import torch
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec, attention
 from gptcourse.checking.chapters.toys import NextTokenModel, TableModel
+from gptcourse.checking.contract import Contract, small_number
 from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -22,6 +23,11 @@ CHAPTER = "06_sampling"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
 # checks that they can be had before it grades anything (grader/grading/preflight.py).
 GRADING_DATA = GPT2_FILES
+
+# Two numbers of the cases that the contract below states, so that it states them from here: the
+# grader's chapter module builds its cases with them.
+TOP_P_MARGIN = 2e-3  # no running total of a top-p case's probabilities lies closer than this to p
+SAMPLE_ROWS = 20_000  # rows of one prompt a sampling case of generate draws, in one call
 
 
 # ------------------------------------------------------------------------------------------
@@ -318,29 +324,90 @@ def _cache_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
+# Each task's contract, probes and hints, in one place (gptcourse/checking/chapters/__init__.py:
+# TaskSpec). The contract says in words what the cases of both chapter modules check and what they
+# leave free; docs/contract.md is rendered from it (grader/authoring/contract.py).
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
     "6.1": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "A softmax over the last dimension of `logits / temperature`, for any leading dimensions and "
+                "temperatures from 0.003 to 50, without overflow.",
+                "A logit of `-inf` comes out as probability 0; gradients flow back; the logits stay unchanged.",
+            )),
         probes={"forward": kinds.Function(temperature_arguments, outputs=(("probs", "the returned probabilities"),),
                                           tensors=True, grad_of="probs")},
         hints=(_probability_hint,)),
     "6.2": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "In every row, logits below the row's k-th largest become `-inf`, the others keep their values; "
+                "ties with the k-th value stay, so a row can keep more than k.",
+                "`k = 1` and `k = vocab_size`, rows that already hold `-inf`, any leading dimensions; the logits "
+                "passed in stay unchanged.",
+            )),
         probes={"forward": kinds.Function(top_k_arguments, outputs=(("logits_out", "the returned logits"),),
                                           tensors=True)},
         hints=(_filter_hint,)),
     "6.3": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Each row keeps its most probable tokens, in order, up to and including the one whose running "
+                "total reaches `p`; the rest become `-inf`, the kept logits keep their values.",
+                "At least one token stays, also for `p = 0` and for a `p` below the top probability; rows that "
+                "already hold `-inf`; any leading dimensions; the logits passed in stay unchanged.",
+                "Large logits (a hidden float32 case with every logit about 100): the probabilities come from a "
+                "softmax that does not overflow.",
+            ),
+            free=(
+                "The order among tokens of equal probability: no case puts a tie at the cut, and no running "
+                f"total within {small_number(TOP_P_MARGIN)} of `p`.",
+            )),
         probes={"forward": kinds.Function(top_p_arguments, outputs=(("logits_out", "the returned logits"),),
                                           tensors=True)},
         hints=(_filter_hint,)),
     "6.4": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Each step crops to the last `context_size` tokens and reads the last position's logits, without "
+                "gradients; `temperature == 0` picks the largest logit (whatever `top_k` and `top_p` say).",
+                "Otherwise top-k, then top-p, then the softmax with the temperature, and a draw from that "
+                f"distribution: {SAMPLE_ROWS:,} draws must fit it (and not the other orders).",
+                "With `eos_id`, generation stops once every row has produced it among its new tokens (one already "
+                "in the prompt does not count); without it, exactly `max_new_tokens` tokens are added.",
+            ),
+            free=(
+                "What a row holds after its first `eos_id`, and whether the step that finishes the last row appends "
+                "its token (the book breaks first).",
+                "How the draw is made, as long as it follows the distribution.",
+            )),
         probes={"greedy": kinds.Function(generate_arguments, outputs=(("ids", "the returned token ids"),),
                                          device_pass=True, also=record_grad_mode),
                 "end_token": kinds.Function(generate_arguments, outputs=(), device_pass=True, also=record_until_end),
                 "sample": kinds.Sampler(sample_outcomes, describe=lambda k, case: describe_new_tokens(k, case))},
         hints=(_generation_hint,)),
     "6.5": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Everything of 3.2 (parameters, `mask`, dropout, the error for `d_out` not divisible by "
+                "`num_heads`, large scores), and without the cache the outputs of `MultiHeadAttention` with the same "
+                "weights.",
+                "With `use_cache=True` the keys and values of the tokens seen so far are kept in `cache_k` and "
+                "`cache_v`: a sequence fed in chunks of any sizes gives the outputs of feeding it whole.",
+                "`reset_cache()` sets both to `None` and the next call starts at position 0; a second sequence may "
+                "run up to `context_length` tokens.",
+                "A chunk that would go past `context_length` is refused by the student's own `raise` or `assert` "
+                "(an error from inside PyTorch does not count).",
+                "Dropout on the attention weights on both paths; none in eval mode.",
+                "Large scores on both paths, as in 3.2: a hidden float64 case feeds a sequence in chunks with every "
+                "query and key bias set to 25.",
+            ),
+            free=(
+                "The state of the cache after a refused call.",
+                "Whether the class subclasses the chapter 03 module or is written whole.",
+            )),
         probes=dict(attention.causal_module_probes(
             attention.multi_head_arguments, attention.QKV + ("out_proj", "mask"),
             raises_message=("creating the module with d_out not divisible by num_heads should raise an error "

@@ -23,6 +23,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec
 from gptcourse.checking.chapters.toys import ToyClassifier, ToyGPT
+from gptcourse.checking.contract import Contract, ReferenceValue
 from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -685,28 +686,95 @@ def _evaluation_mode_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
+# The book's numbers
+# ------------------------------------------------------------------------------------------
+
+# Numbers of the book's runs that a test of this chapter asserts, each with the test that does
+# (docs/contract.md lists them under the chapter).
+REFERENCE_VALUES = (
+    ReferenceValue("The SMS Spam Collection holds 5,574 messages, 4,827 ham and 747 spam.",
+                   "tests/chapters/test_ch07.py::"
+                   "test_the_sms_collection_has_5574_messages_and_default_quoting_merges_three_of_them"),
+    ReferenceValue("Balanced: 747 + 747 rows; split 70/10/20: 1,045, 149 and 300 rows.",
+                   "tests/chapters/test_ch07.py::"
+                   "test_balancing_and_the_70_10_20_split_give_747_747_and_1045_149_300"),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Each task's contract, probes and hints, in one place (gptcourse/checking/chapters/__init__.py:
+# TaskSpec). The contract says in words what the cases of both chapter modules check and what they
+# leave free; docs/contract.md is rendered from it (grader/authoring/contract.py).
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
     "7.1": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "`create_balanced_dataset`: every spam row and as many ham rows, drawn with "
+                "`sample(..., random_state=123)` from the ham rows; columns `Label` and `Text`.",
+                "`random_split`: the rows shuffled with `sample(frac=1, random_state=123)`, then the first "
+                "`int(n * train_frac)` rows, the next `int(n * validation_frac)`, and the rest; each part's rows "
+                "in that order.",
+                "Neither function changes the DataFrame it is given.",
+            ),
+            free=(
+                "The order of the balanced rows (compared as a set) and whether the parts are renumbered.",
+                "Cutting the validation part at `int(n * (train_frac + validation_frac))` instead.",
+                "Any shuffle that draws as pandas does with seed 123 (NumPy's `RandomState(123).permutation` does).",
+            )),
         probes={"balance": kinds.Function(balance_arguments, outputs=(), also=record_balanced,
                                           name="create_balanced_dataset"),
                 "split": kinds.Function(split_arguments, outputs=(), also=record_split, name="random_split")},
         hints=(_frame_changed_hint, _balance_hint, _split_hint)),
     "7.2": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Reads the CSV file (commas, quotes, line breaks and non-ASCII text in the messages) and encodes "
+                "every message once, in `__init__`.",
+                "Every item has the same length: the longest message for `max_length=None`, else `max_length`, "
+                "cutting longer messages at the end and padding shorter ones at the end with `pad_token_id`.",
+                "An item is `(token_ids, label)`: an int64 tensor and an integer label; a `DataLoader` stacks every "
+                "item into int64 batches.",
+            ),
+            free=("Whether the label is a Python `int`, a NumPy integer or a 0-d integer tensor.",)),
         probes={"dataset": kinds.Function(dataset_arguments, outputs=(), also=record_dataset, name="SpamDataset")},
         hints=(_dataset_hint,)),
     "7.3": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Changes the given model in place: every parameter frozen, then `out_head` replaced by a new "
+                "`nn.Linear(emb_dim, num_classes)` with bias, then the last block and `final_norm` made trainable.",
+                "No other parameter is removed or changes its value; models of one to three blocks, some already "
+                "partly frozen.",
+            ),
+            free=("What it returns, as long as it is not another model.",)),
         probes={"head": kinds.Function(head_arguments, outputs=(), also=record_head, name="add_classification_head")},
         hints=(_head_hint,)),
     "7.4": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Both read the prediction from the last token's logits.",
+                "`calc_loss_batch_cls`: the mean cross-entropy against the labels, as a tensor gradients flow "
+                "through, with both batches moved to `device`.",
+                "`calc_accuracy_loader`: the fraction of messages (not batches) predicted right over the first "
+                "`num_batches` batches (all for `None` or more), with the model in eval mode and no gradients, "
+                "whatever mode it was given in.",
+            ),
+            free=("Whether the accuracy is a Python number or a 0-d tensor.",)),
         probes={"loss": kinds.Function(loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
                                        grad_of="loss", device_pass=True, name="calc_loss_batch_cls"),
                 "accuracy": kinds.Function(accuracy_arguments, outputs=(), also=record_accuracy, device_pass=True,
                                            name="calc_accuracy_loader")},
         hints=(_evaluation_mode_hint, _loss_hint, _accuracy_hint)),
     "7.5": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "The model's last call gets one batch of one message: its ids cut to `min(max_length, context "
+                "length)` and padded at the end with `pad_token_id` to that length, on `device`.",
+                "Eval mode and no gradients, whatever mode the model was given in; `\"spam\"` when class 1 wins "
+                "at the last token, `\"not spam\"` otherwise.",
+            )),
         probes={"classify": kinds.Function(classify_arguments, outputs=(), also=record_model_input, device_pass=True,
                                            name="classify_text")},
         hints=(_evaluation_mode_hint, _classify_hint)),

@@ -5,7 +5,7 @@
   kaiming_uniform_(A, a=sqrt(5)) gives for an (in_dim, rank) tensor), and a Kolmogorov-Smirnov
   test against the uniform distribution on [-bound, bound] whose false-failure rate is fixed by
   the Dvoretzky-Kiefer-Wolfowitz inequality, P(D > eps) <= 2 exp(-2 n eps^2): eps is chosen so
-  that a correct layer fails a case with probability at most 1e-6. Its forward pass is
+  that a correct layer fails a case with probability at most INIT_FALSE_FAILURE. Its forward pass is
   compared with the grader's values copied into A and B (kinds.ModuleForward).
 - 8.2 LinearWithLoRA: a forward pass with every weight loaded, the output right after
   construction (exactly the wrapped layer's), and whether the wrapped layer's parameters are
@@ -25,6 +25,7 @@ import torch.nn as nn
 from gptcourse.checking import kinds
 from gptcourse.checking.chapters import TaskSpec
 from gptcourse.checking.chapters.toys import NestedModel
+from gptcourse.checking.contract import Contract, ReferenceValue, small_number
 from gptcourse.checking.probes import ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 
@@ -553,20 +554,59 @@ def _replace_hint(key, got, expected, case):
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
+# The book's numbers
+# ------------------------------------------------------------------------------------------
+
+# Numbers of the book's runs that a test of this chapter asserts, each with the test that does
+# (docs/contract.md lists them under the chapter).
+REFERENCE_VALUES = (
+    ReferenceValue("GPT-2 small with a 2-class head, its base frozen, has 2,666,528 trainable parameters "
+                   "after `replace_linear_with_lora` at rank 16.",
+                   "tests/chapters/test_ch08.py::"
+                   "test_lora_on_gpt2_small_with_a_2_class_head_trains_2_666_528_parameters"),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Each task's contract, probes and hints, in one place (gptcourse/checking/chapters/__init__.py:
+# TaskSpec). The contract says in words what the cases of both chapter modules check and what they
+# leave free; docs/contract.md is rendered from it (grader/authoring/contract.py).
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
     "8.1": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Parameters `A` of shape `(in_dim, rank)` and `B` of shape `(rank, out_dim)`, `B` all zeros when made.",
+                "`A` drawn uniformly from `[-1/sqrt(rank), 1/sqrt(rank)]`, judged by its distribution on a layer of "
+                f"at least 8,192 values (a correct layer fails with probability at most {small_number(INIT_FALSE_FAILURE)}).",
+                "`forward` gives `alpha * (x @ A @ B)` (no division by `rank`) for any leading dimensions.",
+            ),
+            free=("How `A` is drawn, as long as the distribution is that one.",)),
         probes={"forward": kinds.ModuleForward(lora_arguments, attributes=("A", "B"), initial_values=("B",)),
                 "init": _Initialisation(lambda probe: lora_arguments(probe.case.args), outputs=(), also=record_initial_lora)},
         hints=(_init_hint, lora_output_hint)),
     "8.2": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Attributes `linear`, the very layer given (not a copy), and `lora`, a `LoRALayer` of the layer's "
+                "sizes; `forward` is `linear(x) + lora(x)`.",
+                "Right after construction its output is exactly the wrapped layer's.",
+            ),
+            free=("Whether `__init__` freezes the wrapped layer.",)),
         probes={"forward": kinds.ModuleForward(wrapped_arguments, attributes=("linear",),
                                                after_construct=_wrapped_layer_trainable),
                 "identity": kinds.Function(identity_arguments, outputs=(), also=record_identity)},
         hints=(_wrap_hint, wrapped_output_hint)),
     "8.3": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Every `nn.Linear`, however deeply nested (in an `nn.Sequential`, an `nn.ModuleList`, a block of a "
+                "block), is replaced in its place by a `LinearWithLoRA` around that very layer, exactly once; "
+                "every other module stays where it was.",
+                "The output is unchanged right after, and A and B stay trainable: GPT-2 small with a 2-class head "
+                "at rank 16 and its base frozen has 2,666,528 trainable parameters.",
+            )),
         probes={"replace": kinds.Function(replace_arguments, outputs=(), also=record_replaced,
                                           name="replace_linear_with_lora"),
                 "count": kinds.Function(count_arguments, outputs=(), also=record_count, name="replace_linear_with_lora")},

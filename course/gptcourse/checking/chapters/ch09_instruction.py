@@ -16,6 +16,7 @@ from gptcourse.checking import kinds
 from gptcourse.checking.probes import DeviceMixError, ProbeFailure
 from gptcourse.tokenizer import GPT2_FILES
 from gptcourse.checking.chapters import TaskSpec
+from gptcourse.checking.contract import Contract, ReferenceValue
 
 CHAPTER = "09_instruction"
 # The data sets that grading this chapter reads (its cases, its setup cell, its probes): the grader
@@ -337,14 +338,48 @@ ERROR_HINTS = [
 
 
 # ------------------------------------------------------------------------------------------
-# Each task's probes and hints, in one place (gptcourse/checking/chapters/__init__.py: TaskSpec)
+# The book's numbers
+# ------------------------------------------------------------------------------------------
+
+# Numbers of the book's runs that a test of this chapter asserts, each with the test that does
+# (docs/contract.md lists them under the chapter).
+REFERENCE_VALUES = (
+    ReferenceValue("The instruction data has 1,100 entries, split 935 / 110 / 55 (train, validation, test).",
+                   "tests/chapters/test_ch09.py::"
+                   "test_the_instruction_data_has_1100_entries_split_935_110_55"),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Each task's contract, probes and hints, in one place (gptcourse/checking/chapters/__init__.py:
+# TaskSpec). The contract says in words what the cases of both chapter modules check and what they
+# leave free; docs/contract.md is rendered from it (grader/authoring/contract.py).
 # ------------------------------------------------------------------------------------------
 
 SPECS = {
     "9.1": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "The Alpaca prompt exactly: the fixed first sentence, a blank line, `### Instruction:` and the "
+                "instruction; a blank line, `### Input:` and the input only when the input is not the empty "
+                "string; no Response header, no newline at the end.",
+                "Fields are used as they are: an input of spaces is not empty, trailing spaces stay, braces in "
+                "the text stay; the entry is left unchanged, extra keys included.",
+            )),
         probes={"format": _Prompt(format_arguments, outputs=(), also=record_prompt, name="format_input")},
         hints=(_entry_hint,)),
     "9.2": TaskSpec(
+        contract=Contract(
+            pinned=(
+                "Every entry padded with `pad_token_id` to the longest entry's length plus one; inputs drop the "
+                "last token, targets the first.",
+                "In each row of targets every padding token after the first becomes `ignore_index`.",
+                "With `allowed_max_length`, rows are cut to that many tokens after padding and shifting.",
+                "Two `torch.long` tensors on `device`; the lists of `batch` stay unchanged.",
+            ),
+            free=(
+                "Whether padding is masked by position or by value: no entry holds `pad_token_id` itself.",
+            )),
         probes={"collate": kinds.Function(collate_arguments, outputs=(), also=record_collated, device_pass=True,
                                           name="custom_collate_fn")},
         hints=(_collate_hint,)),
