@@ -124,15 +124,46 @@ def check_output(cell):
     return "\n".join("".join(o.get("text", "")) or f"{o.get('ename')}: {o.get('evalue')}" for o in cell.outputs)
 
 
+def carries_a_task(chapter):
+    released = nbformat.read(REPO / "course" / f"{chapter}.ipynb", as_version=4)
+    return any((grade_id(c) or "").startswith("carry_") for c in released.cells)
+
+
+# Run whole, with every answer chosen: the chapters that carry nothing, one whose carried task's
+# answer follows its paste cell, and one that carries a model with everything it builds on and
+# then trains it. The masters test runs every chapter's own code top to bottom; what the edition
+# adds in the others is its carried answers, which the next test runs in place.
+TOP_TO_BOTTOM = tuple(c for c in CHAPTERS if not carries_a_task(c) or c in ("03_multihead_attention", "05_pretraining"))
+
+
 @pytest.mark.slow
-def test_the_edition_runs_top_to_bottom(edition, mirror_dir, monkeypatch):
-    """With every answer chosen, nothing stalls: every check passes, in every chapter, in order."""
+@pytest.mark.parametrize("chapter", TOP_TO_BOTTOM)
+def test_the_edition_runs_top_to_bottom(edition, mirror_dir, monkeypatch, chapter):
+    """With every answer chosen, nothing stalls: every check passes, in order."""
     kernel_env(monkeypatch, mirror_dir)
     # Chapter 05's training runs take one epoch here: the masters test runs them in full.
     monkeypatch.setenv("GPTCOURSE_QUICK_RUN", "1")
-    for chapter in CHAPTERS:
-        nb = choose_answers(nbformat.read(edition / f"{chapter}.ipynb", as_version=4))
-        NotebookClient(nb, timeout=180, kernel_name="python3",
-                       resources={"metadata": {"path": str(edition)}}).execute()  # raises on any error
-        printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
-        assert printed.count("self-check cases passed") == len(tasks_of(chapter)), printed[-2000:]
+    nb = choose_answers(nbformat.read(edition / f"{chapter}.ipynb", as_version=4))
+    NotebookClient(nb, timeout=180, kernel_name="python3",
+                   resources={"metadata": {"path": str(edition)}}).execute()  # raises on any error
+    printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert printed.count("self-check cases passed") == len(tasks_of(chapter)), printed[-2000:]
+
+
+def last_carried_answer(nb):
+    """The index of the answer cell of the notebook's last carried task."""
+    carries = [i for i, c in enumerate(nb.cells) if (grade_id(c) or "").startswith("carry_")]
+    return next(i for i in range(carries[-1], len(nb.cells)) if "answer" in nb.cells[i].metadata.get("tags", []))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c not in TOP_TO_BOTTOM])  # each carries a task
+def test_the_carried_answers_run_in_place(edition, mirror_dir, monkeypatch, chapter):
+    """The chapters not run whole: their cells up to the last carried answer, every answer chosen,
+    run without an error (the carried code defines what the chapter builds on)."""
+    nb = choose_answers(nbformat.read(edition / f"{chapter}.ipynb", as_version=4))
+    end = last_carried_answer(nb)
+    kernel_env(monkeypatch, mirror_dir)
+    nb.cells = nb.cells[:end + 1]
+    NotebookClient(nb, timeout=180, kernel_name="python3",
+                   resources={"metadata": {"path": str(edition)}}).execute()  # raises on any error
