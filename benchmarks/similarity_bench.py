@@ -18,7 +18,6 @@
    and how many of the planted copies are among them.
 """
 import argparse
-import ast
 import json
 import os
 import random
@@ -32,22 +31,11 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
 sys.path[:0] = [os.path.join(REPO, "course"), REPO, os.path.join(REPO, "tests")]
 
-from factory import corpus_items, disguised, filled_notebook, manifest, write_notebook  # noqa: E402
+from factory import corpus_items, disguised, filled_notebook, manifest, statements, write_notebook  # noqa: E402
 from gptcourse.checking.tasks import CHAPTERS, get_task, tasks_of  # noqa: E402
 from grader.grading import gradefolder  # noqa: E402
 
 LONG_TASK_STATEMENTS = 10
-
-
-def statements(source):
-    """How many statements a cell's code has (function and class lines and docstrings aside)."""
-    count = 0
-    for node in ast.walk(ast.parse(source)):
-        docstring = (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-                     and isinstance(node.value.value, str))
-        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not docstring:
-            count += 1
-    return count
 
 
 def in_own_names(source, student):

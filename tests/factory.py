@@ -220,3 +220,15 @@ def simple_self_attention(inputs):
     while True:
         kept.append(torch.ones(1 << 20))
 """
+
+
+def statements(source):
+    """How long an answer is: the statements of a cell's code, function and class lines and docstrings
+    left out (the similarity report's tests and benchmark sort tasks by it)."""
+    count = 0
+    for node in ast.walk(ast.parse(source)):
+        docstring = (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                     and isinstance(node.value.value, str))
+        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not docstring:
+            count += 1
+    return count

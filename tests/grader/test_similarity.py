@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from factory import CORPUS, REPO, benchmark, disguised, filled_notebook, manifest, run_grader, write_notebook
+from factory import CORPUS, REPO, benchmark, disguised, filled_notebook, manifest, run_grader, statements, write_notebook
 from gptcourse.checking.tasks import all_tasks
 from grader.grading import gradefolder
 from grader.outputs import class_report
@@ -46,17 +46,6 @@ def local_names(source):
         assigned = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         names |= assigned - parameters
     return names
-
-
-def statements(source):
-    """The statements of a cell's functions, signatures and docstrings left out: how long an answer is."""
-    count = 0
-    for node in ast.walk(ast.parse(source)):
-        docstring = (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-                     and isinstance(node.value.value, str))
-        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not docstring:
-            count += 1
-    return count
 
 
 # The course's shortest tasks: answers of four statements or fewer (15 of the 40 tasks).
