@@ -157,6 +157,7 @@ def test_the_fast_path_in_float32_trains_like_the_plain_one():
     assert fast == pytest.approx(plain, rel=1e-5)
 
 
+@pytest.mark.slow  # the benchmark's whole ladder on the CPU
 def test_the_gpu_benchmark_runs_every_rung_and_the_loss_check_in_smoke_mode(tmp_path, capsys):
     """benchmarks/gpu_pretrain_bench.py --smoke: a tiny model on the CPU, one step per rung.
     It checks the script runs and reports; its speed figures mean nothing on a CPU."""

@@ -535,6 +535,7 @@ def test_discovering_a_batch_of_generated_submissions_never_raises(broken):
         [reference_source(t.id) for t in tasks_of(CH03)]
 
 
+@pytest.mark.slow  # five generated batches, each graded by the grader's command: make test, not the edit loop
 @settings(max_examples=5, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(broken=st.lists(st.tuples(CONTAINERS, BROKEN_NOTEBOOKS), min_size=3, max_size=5))
 def test_a_batch_with_generated_broken_notebooks_completes_and_grades_the_good_ones(broken):

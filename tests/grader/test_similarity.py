@@ -266,6 +266,7 @@ def graded_class(tmp_path_factory):
     return out, result.stdout
 
 
+@pytest.mark.slow  # a real grade run of the class (module fixture)
 def test_the_command_writes_what_it_found(graded_class):
     out, printed = graded_class
     data = json.loads((out / gradefolder.SIMILARITY).read_text())
@@ -280,6 +281,7 @@ def test_the_command_writes_what_it_found(graded_class):
     assert "1 pair(s) of students flagged in 1 task(s), 1 cell(s) matching a reference file" in printed
 
 
+@pytest.mark.slow  # a real grade run of the class (module fixture)
 def test_the_class_report_lists_pairs_and_reference_matches_apart(graded_class):
     out, _ = graded_class
     page = (out / "report.html").read_text()
@@ -295,6 +297,7 @@ def test_the_class_report_lists_pairs_and_reference_matches_apart(graded_class):
     assert re.findall(r'<tr class="pair"><td>([^<]*)</td>', (out / "report.html").read_text()) == ["2.5"]
 
 
+@pytest.mark.slow  # a real grade run of the class (module fixture)
 def test_the_same_class_gives_the_same_findings_in_any_process(graded_class):
     """copydetect hashes with Python's hash(), which each process seeds anew: what is found must
     not depend on it (grader/outputs/similarity.py, NOISE_TOKENS)."""

@@ -63,6 +63,7 @@ def test_the_command_line_reports_a_problem_in_one_line(tmp_path):
     assert result.stderr.strip() == f"hub start: {tmp_path} holds no hub: write one with python -m grader hub init {tmp_path}"
 
 
+@pytest.mark.slow  # unix accounts, a course directory for every chapter
 def test_a_term_hub(machine):
     folder = machine.folder()
     (folder / "roster.csv").write_text("username,email\n" + "".join(f"{s},{s}@example.org\n" for s in machine.students))
