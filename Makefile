@@ -19,7 +19,10 @@ DIST ?= dist
 
 .PHONY: setup proxy test test-fast lab release dist workshop grade bench clean
 
+# JupyterLab's "get notified about official Jupyter news?" pop-up off, in this environment's
+# JupyterLab (gptcourse/lab_settings.py): written on every setup, so a .venv made before it gets it too.
 setup: $(VENV)/.installed
+	@$(PY) -m gptcourse.lab_settings
 
 $(VENV)/.installed: pyproject.toml course/pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -63,6 +63,12 @@ def load(source, task_id):
     return [namespace[name] for name in task.names]
 
 
+def one_line(text):
+    """A message as one line, however the course broke it between words for the page
+    (gptcourse.messages), with its line breaks and runs of spaces as single spaces."""
+    return " ".join(text.split())
+
+
 def release_notebook(chapter):
     return json.loads((REPO / "course" / f"{chapter}.ipynb").read_text())
 

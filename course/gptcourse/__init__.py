@@ -8,7 +8,9 @@ The package has two parts, by who uses them:
   and what it can do (device, runtime), plots, progress bars, the training and decoding
   helpers of chapters 05-09 (pretrain, speedups, kvcache, gpt2_weights, finetune, instruct,
   evaluate), the carry-over cell (carry) and the one-line messages for unfinished tasks
-  (notebook). `links` says where the course is published. `ddp_pretrain` is a program, not a
+  (notebook), and how every course message is broken between words for the page (messages).
+  `links` says where the course is published; `lab_settings`, the JupyterLab settings the course
+  sets where it starts JupyterLab (`make lab`, the hub). `ddp_pretrain` is a program, not a
   helper: chapter 05's training on several GPUs, started with torchrun.
 - `gptcourse.checking`: the machinery behind `check(...)` and the grader, which a student
   never needs to read (see its __init__).

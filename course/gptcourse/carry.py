@@ -37,6 +37,7 @@ import types
 from .checking import conventions
 from .checking.selfcheck import SelfCheckFailed, check
 from .checking.tasks import carried_tasks, get_task, tasks_of
+from .messages import say
 
 # Set by the course's nbgrader configuration: the module whose reference_object(task_id, name)
 # gives the versions of earlier tasks that grading uses.
@@ -69,20 +70,20 @@ def carry_over(*task_ids, folder=None):
         path = os.path.join(here, f"{chapter}.ipynb")
         names = _names(tasks)
         if not os.path.isfile(path):
-            print(f"No {chapter}.ipynb in this folder: paste your {names} from it into the next "
-                  f"cell and run that cell.")
+            say(f"No {chapter}.ipynb in this folder: paste your {names} from it into the next "
+                f"cell and run that cell.")
             continue
         try:
             namespace = _run_task_cells(path, chapter, tasks)
         except CellFailed as failure:
-            print(f"Could not bring {names} from {chapter}.ipynb: {failure}. Fix it there and save "
-                  f"the notebook, then run this cell again (or paste {names} into the next cell).")
+            say(f"Could not bring {names} from {chapter}.ipynb: {failure}. Fix it there and save "
+                f"the notebook, then run this cell again (or paste {names} into the next cell).")
             continue
         brought = {name: namespace[name] for task in tasks for name in task.names}
         for name, obj in brought.items():
             _CARRIED[name] = (obj, f"{chapter}.ipynb")
         found.update(brought)
-        print(f"Brought {names} from {chapter}.ipynb; {_verdict(tasks, brought, namespace)}")
+        say(f"Brought {names} from {chapter}.ipynb; {_verdict(tasks, brought, namespace)}")
     return found
 
 
@@ -96,15 +97,15 @@ def check_pasted(task_id, namespace):
     names = ", ".join(task.names)
     missing = [name for name in task.names if name not in namespace]
     if missing:
-        print(f"Nothing pasted: paste your {names} (Task {task.id}) into this cell, above this line, "
-              f"and run it again.")
+        say(f"Nothing pasted: paste your {names} (Task {task.id}) into this cell, above this line, "
+            f"and run it again.")
         return
     carried = [_CARRIED[name][1] for name in task.names
                if name in _CARRIED and namespace[name] is _CARRIED[name][0]]
     if carried:
-        print(f"{names} came from {carried[0]} (the cell above): nothing to paste here.")
+        say(f"{names} came from {carried[0]} (the cell above): nothing to paste here.")
         return
-    print(f"Pasted {names}; {_verdict([task], namespace, namespace)}")
+    say(f"Pasted {names}; {_verdict([task], namespace, namespace)}")
 
 
 def _reference_when_graded(task_ids):
@@ -119,8 +120,8 @@ def _reference_when_graded(task_ids):
     reference_object = importlib.import_module(module_name).reference_object
     tasks = [get_task(task_id) for task_id in task_ids]
     found = {name: reference_object(task.id, name) for task in tasks for name in task.carried_names}
-    print(f"Graded by nbgrader: {', '.join(found)} are the course's reference versions here, as in the "
-          f"course grader (a mistake in an earlier chapter costs points only once).")
+    say(f"Graded by nbgrader: {', '.join(found)} are the course's reference versions here, as in the "
+        f"course grader (a mistake in an earlier chapter costs points only once).")
     return found
 
 
@@ -161,9 +162,10 @@ def setup_and_carried_names(path):
     For a program that needs the earlier chapters' code a notebook brings in, as the notebook
     had it when it was saved: `gptcourse.ddp_pretrain` takes the GPTModel of a saved chapter 05
     notebook this way (brought from 04_gpt_model.ipynb beside it, or pasted into its paste cell).
-    Its carry-over cells print one line each, as in the notebook ("Brought GPTModel from ...",
-    "No 04_gpt_model.ipynb in this folder: ..."): they are returned, not printed. Raises
-    CellFailed when one of the cells raises.
+    Its carry-over cells print one message each, as in the notebook ("Brought GPTModel from ...",
+    "No 04_gpt_model.ipynb in this folder: ..."): they are returned, not printed, one line per
+    cell (without the line breaks a notebook shows them with). Raises CellFailed when one of the
+    cells raises.
     """
     return _run_notebook_cells(path, os.path.splitext(os.path.basename(path))[0], wanted={})
 
@@ -203,7 +205,8 @@ def _run_notebook_cells(path, chapter, wanted):
 
 
 def _run_cells(cells, wanted, chapter, module):
-    """Run the cells that carry_over needs; returns what the carry-over and paste cells printed."""
+    """Run the cells that carry_over needs; returns what the carry-over and paste cells printed,
+    a line per cell."""
     printed = []
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "code":
@@ -219,8 +222,8 @@ def _run_cells(cells, wanted, chapter, module):
             continue
         filename = f"<{chapter}.ipynb, cell {cell.get('id', index)}>"
         output = _run_cell(_source(cell), module.__dict__, filename, label)
-        if label == "carry-over cell":
-            printed.append(output)
+        if label == "carry-over cell" and output.strip():
+            printed.append(" ".join(output.split()) + "\n")  # its message, without the page's line breaks
     return "".join(printed)
 
 

@@ -29,6 +29,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from .messages import say
+
 MIRROR_ENV_VAR = "GPTCOURSE_DATA_MIRROR"
 CACHE_ENV_VAR = "GPTCOURSE_CACHE_DIR"
 DOWNLOAD_TIMEOUT_SECONDS = 60
@@ -133,7 +135,7 @@ def fetch(name: str, *, url: str | None = None) -> Path:
         if sha256_of(cached) == dataset.sha256:
             return cached
         # Probably an interrupted or damaged earlier download: fetch a fresh copy.
-        print(f"The cached file {cached} has a wrong checksum; downloading it again.")
+        say(f"The cached file {cached} has a wrong checksum; downloading it again.")
 
     _download_into_cache(dataset, url or dataset.url, cached)
     return cached

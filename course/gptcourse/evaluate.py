@@ -34,6 +34,7 @@ import urllib.request
 
 import pandas as pd
 from sacrebleu.metrics import CHRF
+from gptcourse.messages import say
 from gptcourse.progress import progress_bar
 
 OLLAMA_HOST = "http://localhost:11434"  # where `ollama serve` listens unless told otherwise
@@ -180,7 +181,7 @@ def judge_responses(entries, responses, format_input, model, host=OLLAMA_HOST, t
         unreadable += score is None
         scores.append(score)
     if failed or unreadable:
-        print(_missing_scores_note(len(scores), failed, unreadable))
+        say(_missing_scores_note(len(scores), failed, unreadable))
     return scores
 
 

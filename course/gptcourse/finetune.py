@@ -24,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from .messages import say, wrap_at_words
 from .pretrain import QUICK_ENV_VAR
 from .runtime import runtime_profile
 
@@ -41,13 +42,14 @@ class FinetuneRun:
     notes: list = field(default_factory=list)
 
     def describe(self):
+        """A few short lines for the notebook: what the run does, then its notes."""
         subset = (f"the first {self.train_batches} batches of each epoch" if self.train_batches
                   else "every training batch")
         measured = (f"accuracies on the first {self.accuracy_batches} batches of each set" if self.accuracy_batches
                     else "accuracies on every message")
-        lines = [f"{self.name}: {self.num_epochs} epoch{'s' * (self.num_epochs > 1)} over {subset}, AdamW lr "
-                 f"{self.lr:g}, weight decay {self.weight_decay:g}; {measured}"]
-        return "\n".join(lines + self.notes)
+        lines = [f"{self.name}:", f"  {self.num_epochs} epoch{'s' * (self.num_epochs > 1)} over {subset}",
+                 f"  AdamW lr {self.lr:g}, weight decay {self.weight_decay:g}", f"  {measured}"]
+        return wrap_at_words("\n".join(lines + self.notes))
 
 
 def pick_finetune_run(device, base):
@@ -69,7 +71,7 @@ def pick_finetune_run(device, base):
     if os.environ.get(QUICK_ENV_VAR) or being_graded():
         why = f"{QUICK_ENV_VAR} is set" if os.environ.get(QUICK_ENV_VAR) else "nbgrader is running this notebook"
         run.num_epochs, run.train_batches, run.accuracy_batches, run.eval_freq = 1, 10, 5, 5
-        run.notes.append(f"quick run: 1 epoch of 10 batches only, because {why}")
+        run.notes.append(f"quick run: 1 epoch of 10 batches only,\nbecause {why}")
     return run
 
 
@@ -90,10 +92,10 @@ def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_mo
         cfg = dict(GPT2_124M_CONFIG)
         model = GPTModel(cfg)
         load_weights_into_gpt(model, state)
-        print("base model: GPT-2 small (124M), OpenAI's weights, as in the book")
+        say("base model: GPT-2 small (124M), OpenAI's weights, as in the book")
         return model.to(device), cfg, "gpt2"
-    print("No GPT-2 weights here, so the base model is chapter 05's small GPT, pretrained now on The Verdict: "
-          "its accuracy is not the book's.")
+    say("No GPT-2 weights here, so the base model is chapter 05's small GPT, pretrained now on The Verdict: "
+        "its accuracy is not the book's.")
     run = pick_run(device, small=True)
     text = read_text(run.data)
     split, context_length = int(0.9 * len(text)), run.cfg["context_length"]
@@ -114,8 +116,8 @@ def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_mo
                              warmup_steps=run.warmup_steps(len(train_loader)), initial_lr=run.initial_lr,
                              min_lr=run.min_lr)
     progress.close()
-    print(f"pretrained in {time.perf_counter() - started:.0f} s ({run.describe().splitlines()[0]}); "
-          f"final training loss {losses[0][-1]:.2f}")
+    say(f"pretrained in {time.perf_counter() - started:.0f} s ({run.name}, {run.num_epochs} epochs on {run.data}); "
+        f"final training loss {losses[0][-1]:.2f}")
     return model, cfg, "small"
 
 
@@ -137,8 +139,8 @@ def spam_loaders(SpamDataset, folder, tokenizer, context_length, batch_size=8):
     train_dataset = SpamDataset(folder / "train.csv", tokenizer)
     padded_length = len(train_dataset[0][0])  # every item has the padded length
     if padded_length > context_length:
-        print(f"The longest training message has {padded_length} tokens, more than the model's context of "
-              f"{context_length}: every message is cut to its first {context_length} tokens.")
+        say(f"The longest training message has {padded_length} tokens, more than the model's context of "
+            f"{context_length}: every message is cut to its first {context_length} tokens.")
         padded_length = context_length
         train_dataset = SpamDataset(folder / "train.csv", tokenizer, max_length=padded_length)
     val_dataset = SpamDataset(folder / "validation.csv", tokenizer, max_length=padded_length)
@@ -185,7 +187,7 @@ def train_classifier(model, train_loader, val_loader, optimizer, device, run, ca
         epoch_seconds.append(time.perf_counter() - started - evaluating)  # training steps only
         train_accs.append(calc_accuracy_loader(train_loader, model, device, num_batches=run.accuracy_batches))
         val_accs.append(calc_accuracy_loader(val_loader, model, device, num_batches=run.accuracy_batches))
-        bar.write(f"epoch {epoch + 1}: training accuracy {train_accs[-1]:.1%}, validation accuracy "
-                  f"{val_accs[-1]:.1%}, {epoch_seconds[-1]:.1f} s of training steps")
+        bar.write(wrap_at_words(f"epoch {epoch + 1}: training accuracy {train_accs[-1]:.1%}, validation accuracy "
+                                f"{val_accs[-1]:.1%}, {epoch_seconds[-1]:.1f} s of training steps"))
     bar.close()
     return train_losses, val_losses, train_accs, val_accs, examples, epoch_seconds

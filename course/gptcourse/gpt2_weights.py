@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from . import data
+from .messages import say
 
 # The safetensors dtype names and the torch dtypes they stand for.
 DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
@@ -86,13 +87,13 @@ def try_load_gpt2_state_dict():
     from .notebook import being_graded
 
     if being_graded():
-        print("The GPT-2 weights are not loaded while nbgrader runs this notebook, so the cells that use "
-              "them are skipped")
+        say("The GPT-2 weights are not loaded while nbgrader runs this notebook, so the cells that use "
+            "them are skipped.")
         return None
     try:
         return load_gpt2_state_dict()
     except (data.DownloadError, FileNotFoundError, data.ChecksumError) as error:
         first_line = str(error).splitlines()[0]
-        print(f"The GPT-2 weights are not available here, so the cells that use them are skipped "
-              f"({first_line})")
+        say(f"The GPT-2 weights are not available here, so the cells that use them are skipped "
+            f"({first_line})")
         return None

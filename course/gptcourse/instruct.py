@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .messages import wrap_at_words
 from .pretrain import QUICK_ENV_VAR
 from .runtime import runtime_profile
 
@@ -43,14 +44,16 @@ class InstructionRun:
         return self.peak_lr / 100
 
     def describe(self):
+        """A few short lines for the notebook: what the run does, then its notes."""
         subset = (f"the first {self.train_batches} batches of each epoch" if self.train_batches
                   else "every training entry")
         answered = (f"the first {self.test_responses} test entries" if self.test_responses
                     else "every test entry")
-        lines = [f"{self.name}: {self.num_epochs} epoch{'s' * (self.num_epochs > 1)} over {subset} in batches of "
-                 f"{self.batch_size}, AdamW peak lr {self.peak_lr:g} (warmup, then cosine decay), weight decay "
-                 f"{self.weight_decay:g}; responses of up to {self.max_new_tokens} tokens for {answered}"]
-        return "\n".join(lines + self.notes)
+        lines = [f"{self.name}:",
+                 f"  {self.num_epochs} epoch{'s' * (self.num_epochs > 1)} over {subset} in batches of {self.batch_size}",
+                 f"  AdamW peak lr {self.peak_lr:g} (warmup, then cosine decay), weight decay {self.weight_decay:g}",
+                 f"  responses of up to {self.max_new_tokens} tokens for {answered}"]
+        return wrap_at_words("\n".join(lines + self.notes))
 
 
 def pick_instruction_run(device, base):
@@ -77,5 +80,5 @@ def pick_instruction_run(device, base):
         why = f"{QUICK_ENV_VAR} is set" if os.environ.get(QUICK_ENV_VAR) else "nbgrader is running this notebook"
         run.num_epochs, run.train_batches, run.eval_freq, run.eval_iter = 1, 10, 5, 2
         run.test_responses, run.max_new_tokens = 5, 24
-        run.notes.append(f"quick run: 1 epoch of 10 batches and 5 short responses only, because {why}")
+        run.notes.append(f"quick run: 1 epoch of 10 batches and 5 short responses only,\nbecause {why}")
     return run

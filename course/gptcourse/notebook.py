@@ -20,10 +20,23 @@ failed cell did not get to define says so in one line instead of stopping with a
     This cell needs `full_history`, which cell [31] did not define: that cell stopped with an
     IndexError. Fix it and run it again, then this cell.
 
-so that one failure never becomes a cascade of tracebacks. Outside IPython (a plain Python
-process, the grader, the reference package that repeats the setup cell) the call does nothing,
-and the message is still an error for IPython: "Run all" stops there, and nbgrader still counts
-a check cell that shows it as failed.
+so that one failure never becomes a cascade of tracebacks.
+
+A task whose check failed still runs: the demos after it use the student's code as it is, and
+its output can look right (a classifier whose head never trained still reaches a good accuracy
+through the blocks that did). So a demo cell that builds on a task whose latest check in this
+kernel failed (a carry-over cell's check counts too) says so first, in one line,
+
+    Task 7.3's check failed above: this runs your code as it is.
+
+A cell builds on a task when it uses one of the task's graded names, or a variable that a cell
+building on it assigned or passed to it (`add_classification_head(model, ...)` makes `model`
+one). The task's own cell and the cells that run a check never say it.
+
+Outside IPython (a plain Python process, the grader, the reference package that repeats the
+setup cell) the call does nothing, and the message is still an error for IPython: "Run all"
+stops there, and nbgrader still counts a check cell that shows it as failed. Messages longer
+than a line are broken between words (gptcourse.messages).
 """
 import ast
 import contextlib
@@ -31,6 +44,7 @@ import re
 import sys
 
 from .checking import tasks
+from .messages import say, wrap_at_words
 
 _STUB_ERRORS = (NotImplementedError, NameError)
 
@@ -73,10 +87,34 @@ class _Explainer:
         self.blocked_names = {}  # variable -> the task that kept its cell from defining it
         self.failed_names = {}  # variable -> (cell number, error) of the cell that stopped before defining it
         self.explained = None  # the NameError of the running cell that handle() put down to a failed cell
+        self.made_with = {}  # variable -> ids of the tasks whose checks had failed when a cell made it
 
     def remember_cell(self, info):
         self.cell = info.raw_cell or ""
         self.explained = None
+        with contextlib.suppress(Exception):  # noqa: BLE001 - a bug here must never stop the student's cell
+            self.say_which_failed_checks_it_builds_on()
+
+    def say_which_failed_checks_it_builds_on(self):
+        """Before the cell runs: one line when it builds on a task whose latest check failed."""
+        from .checking import selfcheck  # imported once a cell runs, not with the setup cell
+
+        tree = ast.parse(self.shell.transform_cell(self.cell))
+        assigned = _assigned_names(self.shell, self.cell)
+        if _runs_a_check(tree) or assigned & _GRADED_NAMES:
+            return  # a task's own cell, a check cell, a carry-over or paste cell
+        failed = selfcheck.failed_checks()
+        used = _used_names(tree)
+        built_on = {task.id for task in tasks.TASKS if task.id in failed and used & set(task.names)}
+        for name in used:
+            built_on |= self.made_with.get(name, set()) & failed
+        if not built_on:
+            for name in assigned:
+                self.made_with.pop(name, None)  # made again, by code whose checks did not fail
+            return
+        for name in assigned | _arguments_of_calls(tree, _names_of(built_on)):
+            self.made_with[name] = built_on
+        say(_failed_checks_message(built_on))
 
     def after_cell(self, result):
         """Once a cell has stopped with an error, the variables it did not get to define wait for it."""
@@ -96,11 +134,11 @@ class _Explainer:
             failed = self.failed_names.get(_undefined_name(value)) if isinstance(value, NameError) else None
             if task is not None:
                 self.block_names_of_this_cell(task)
-                message = self.message(task)
+                message = wrap_at_words(self.message(task))
                 value._render_traceback_ = lambda: [message]  # IPython shows this instead
             elif failed is not None:
                 self.explained = failed  # this cell's own variables wait for the same cell
-                message = _failed_cell_message(_undefined_name(value), *failed)
+                message = wrap_at_words(_failed_cell_message(_undefined_name(value), *failed))
                 value._render_traceback_ = lambda: [message]
         except Exception:  # noqa: BLE001 - a bug here must never hide the student's error
             pass
@@ -142,6 +180,45 @@ class _Explainer:
         number = task.chapter.split("_")[0]
         return (f"This cell needs Task {task.id} ({names}) from chapter {number}: finish it in "
                 f"{task.chapter}.ipynb, then run the carry-over cell near the top of this notebook.")
+
+
+# Every task's graded names: a cell that assigns one is a task's cell (or a paste cell).
+_GRADED_NAMES = {name for task in tasks.TASKS for name in task.names}
+# What a check cell, a paste cell and a master's hidden tests call.
+_CHECK_CALLS = {"check", "check_pasted", "run_hidden_tests"}
+
+
+def _failed_checks_message(task_ids):
+    ordered = [task.id for task in tasks.TASKS if task.id in task_ids]  # in course order
+    if len(ordered) == 1:
+        return f"Task {ordered[0]}'s check failed above: this runs your code as it is."
+    listed = ", ".join(ordered[:-1]) + " and " + ordered[-1]
+    return f"The checks of Tasks {listed} failed above: this runs your code as it is."
+
+
+def _names_of(task_ids):
+    return {name for task in tasks.TASKS if task.id in task_ids for name in task.names}
+
+
+def _runs_a_check(tree):
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CHECK_CALLS
+               for node in ast.walk(tree))
+
+
+def _used_names(tree):
+    """Every name the cell reads, in function bodies too: a loop defined here calls what it uses."""
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def _arguments_of_calls(tree, functions):
+    """The variables passed to a call of one of `functions`: what that code may have changed
+    (`add_classification_head(model, ...)` changes `model` in place)."""
+    passed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+            arguments = node.args + [keyword.value for keyword in node.keywords]
+            passed |= {argument.id for argument in arguments if isinstance(argument, ast.Name)}
+    return passed
 
 
 def _failed_cell_message(name, cell_number, error):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .messages import wrap_at_words
 from .runtime import FORMAT_NAMES, autocast, runtime_profile
 
 
@@ -51,17 +52,18 @@ class PretrainRun:
         return autocast(device, self.autocast_dtype)
 
     def describe(self):
+        """A few short lines for the notebook: the model, the run, the speed-ups, the notes."""
         cfg = self.cfg
         lines = [f"{self.name}: {cfg['n_layers']} blocks, emb_dim {cfg['emb_dim']}, {cfg['n_heads']} heads, "
-                 f"context {cfg['context_length']}, dropout {cfg['drop_rate']}; on {self.data}, batch "
-                 f"{self.batch_size}, {self.num_epochs} epochs, AdamW peak lr {self.peak_lr:g} with "
-                 f"{self.warmup_fraction:.0%} warmup and cosine decay to {self.min_lr:g}"]
+                 f"context {cfg['context_length']}, dropout {cfg['drop_rate']}",
+                 f"on {self.data}, batch {self.batch_size}, {self.num_epochs} epochs, AdamW peak lr {self.peak_lr:g}",
+                 f"with {self.warmup_fraction:.0%} warmup and cosine decay to {self.min_lr:g}"]
         extras = [text for flag, text in ((self.autocast_dtype is not None, FORMAT_NAMES[self.autocast_dtype]),
                                           (self.fused_adamw, "fused AdamW"), (self.compile, "torch.compile"))
                   if flag]
         if extras:
             lines.append("speed-ups: " + ", ".join(extras))
-        return "\n".join(lines + self.notes)
+        return wrap_at_words("\n".join(lines + self.notes))
 
 
 def cpu_run():

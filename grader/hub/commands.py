@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 
+from gptcourse.lab_settings import turn_off_jupyter_news
 from grader.paths import ROOT
 
 COURSE_ID = "gpt-from-scratch"  # grader/nbgrading/nbgrader_config.py's CourseDirectory.course_id
@@ -41,8 +42,6 @@ OPEN_TO_STUDENTS = {".venv", "course"}
 INSTRUCTOR_ONLY_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                                "@jupyter/nbgrader:course-list"]
 INSTRUCTOR_ONLY_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
-# JupyterLab asks every new user whether to fetch Jupyter's news, in a pop-up over the page.
-NO_NEWS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 # The memory a kernel may use beyond what it holds when it starts, and the seconds a task may run:
 # the course grader's defaults (python -m grader grade --memory-mb, --timeout).
 KERNEL_MEMORY_MB = 2048
@@ -120,7 +119,9 @@ def init(hub_dir, roster=None, workshop=None, instructor="instructor", participa
         _write_role_config(hub, role)
     _write_capped_kernel(hub)
     _close_checkout()
-    _turn_off_jupyter_news()
+    # No pop-up asking every new user about Jupyter's news over their notebooks: the servers
+    # share this environment's JupyterLab, whose defaults make lab's setting too.
+    turn_off_jupyter_news()
     _write_json(os.path.join(hub_dir, "hub.json"), hub)
     shutil.copy(HUB_CONFIG, os.path.join(hub_dir, "jupyterhub_config.py"))
     return _summary(hub_dir, hub)
@@ -260,17 +261,6 @@ def _write_role_config(hub, role):
     disabled = INSTRUCTOR_ONLY_LAB_PLUGINS if role == "student" else []
     _write_json(os.path.join(folder, "labconfig", "page_config.json"),
                 {"disabledExtensions": {name: True for name in disabled}})
-
-
-def _turn_off_jupyter_news():
-    """No pop-up asking every new user about Jupyter's news, over their notebooks: JupyterLab reads
-    its default settings' overrides from the environment's settings folder (the servers share the
-    environment, so this holds for every user). Other overrides found there are kept."""
-    path = os.path.join(sys.prefix, "share", "jupyter", "lab", "settings", "overrides.json")
-    overrides = _read_json(path) if os.path.exists(path) else {}
-    for plugin, settings in NO_NEWS.items():
-        overrides.setdefault(plugin, {}).update(settings)
-    _write_json(path, overrides)
 
 
 def _write_capped_kernel(hub):

@@ -11,7 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pandas as pd
 import pytest
 
+from factory import one_line
 from gptcourse import evaluate
+from gptcourse.messages import SHOWN_WIDTH
 
 ENTRIES = [
     {"instruction": "Name the capital of France.", "input": "", "output": "The capital of France is Paris."},
@@ -217,10 +219,11 @@ def test_judge_responses_goes_on_after_a_failed_request_and_says_so(ollama, caps
 
     assert scores == [42, None, None]
     assert len(ollama.requests) == 3
-    printed = capsys.readouterr().out.strip().splitlines()
-    assert len(printed) == 1
-    assert printed[0].startswith("judging: 2 of 3 responses got no score")
-    assert "1 request failed" in printed[0] and "500" in printed[0] and "1 answer held no score" in printed[0]
+    said = capsys.readouterr().out
+    printed = one_line(said)  # one message, broken between words for the page
+    assert printed.startswith("judging: 2 of 3 responses got no score")
+    assert "1 request failed" in printed and "500" in printed and "1 answer held no score" in printed
+    assert max(len(line) for line in said.splitlines()) <= SHOWN_WIDTH
 
 
 def test_judge_responses_prints_nothing_when_every_response_got_a_score(ollama, capsys):

@@ -1,6 +1,8 @@
 """gptcourse.finetune: the fine-tuning run chapter 07 picks for its base model and device."""
+from factory import one_line
 from fake_gpus import pretend_gpu
 from gptcourse.finetune import pick_finetune_run
+from gptcourse.messages import SHOWN_WIDTH
 from gptcourse.pretrain import QUICK_ENV_VAR
 
 
@@ -72,8 +74,10 @@ def test_spam_loaders_cut_the_messages_to_the_model_s_context_and_say_so(tmp_pat
     assert {tuple(loader.dataset[0][0].shape) for loader in loaders} == {(longest,)}
 
     *loaders, padded_length = spam_loaders(SpamDataset, tmp_path, tokenizer, context_length=4, batch_size=1)
-    assert capsys.readouterr().out == (f"The longest training message has {longest} tokens, more than the model's "
-                                       "context of 4: every message is cut to its first 4 tokens.\n")
+    said = capsys.readouterr().out
+    assert one_line(said) == (f"The longest training message has {longest} tokens, more than the model's "
+                              "context of 4: every message is cut to its first 4 tokens.")
+    assert max(len(line) for line in said.splitlines()) <= SHOWN_WIDTH  # broken between words for the page
     assert padded_length == 4 and {tuple(loader.dataset[0][0].shape) for loader in loaders} == {(4,)}
     assert loaders[0].dataset[0][0].tolist() == tokenizer.encode(texts["train"][0])[:4]  # the first tokens
     train_batch, _ = next(iter(loaders[0]))

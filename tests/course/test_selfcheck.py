@@ -1,5 +1,6 @@
 """The public self-check: passes the reference and every correct alternative, catches the
 corpus's wrong implementations with a specific message, and stays fast."""
+import re
 import time
 
 import pytest
@@ -8,6 +9,7 @@ from factory import corpus_items, load, manifest
 from gptcourse import SelfCheckFailed, check
 from gptcourse.checking.probes import load_meta_kernels
 from gptcourse.checking.tasks import TASKS, get_task
+from gptcourse.messages import SHOWN_WIDTH
 from grader.reference import reference_objects
 
 ITEMS = corpus_items()
@@ -18,8 +20,12 @@ def test_reference_passes_quickly(task, capsys):
     load_meta_kernels()  # a one-time import (about a second) that a notebook pays once, not per task
     started = time.perf_counter()
     check(task.id, *reference_objects(task.id).values())
-    assert "self-check cases passed" in capsys.readouterr().out
+    printed = capsys.readouterr().out
     assert time.perf_counter() - started < 5  # "well under a second" on a laptop; generous here
+    assert printed.startswith(f"✔ Task {task.id} (")
+    # Task 8.3 has a single case: "all 1 self-check cases passed" read as a slip of the course.
+    assert re.search(r"(all ([2-9]|\d\d+) self-check cases|its self-check case) passed\.", printed), printed
+    assert max(len(line) for line in printed.splitlines()) <= SHOWN_WIDTH, printed
 
 
 @pytest.mark.parametrize("item", [i for i in ITEMS if i.expect != "wrong"], ids=lambda i: i.id)
@@ -94,8 +100,6 @@ def test_a_failure_is_shown_in_lines_that_break_only_between_words():
     """JupyterLab breaks a line too long for the error box anywhere, even inside a word: the
     message is shown with its long lines broken at spaces (tests/notebooks/test_jupyterlab.py
     measures the page). What the error holds stays as raised."""
-    from gptcourse.checking.selfcheck import SHOWN_WIDTH
-
     wrong = next(i for i in ITEMS if i.id == "2.1__wrong_dot_T")  # a 409-character line
     with pytest.raises(SelfCheckFailed) as failure:
         check("2.1", *load(wrong.source, "2.1"))
@@ -108,7 +112,7 @@ def test_a_failure_is_shown_in_lines_that_break_only_between_words():
 
 
 def test_wrapping_keeps_long_words_hyphens_and_short_lines_whole():
-    from gptcourse.checking.selfcheck import wrap_at_words
+    from gptcourse.messages import wrap_at_words
 
     path = "/a/very/long/path/that/does/not/fit/on/one/line/of/twenty/characters"
     assert wrap_at_words(f"see {path} here", width=20) == f"see\n{path}\nhere"

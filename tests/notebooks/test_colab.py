@@ -11,11 +11,11 @@ from importlib import metadata
 import nbformat
 import pytest
 
-from factory import grade_id, manifest
+from factory import grade_id, manifest, one_line
 from gptcourse import links
 from gptcourse.checking.tasks import get_task, tasks_of
 from published import code_blocks
-from test_notebook_errors import NEEDS_TASK, check_failure_shows_only_its_message, errors, printed
+from test_notebook_errors import check_failure_shows_only_its_message, errors, needs_task_message, printed
 
 pytestmark = pytest.mark.slow
 
@@ -46,8 +46,8 @@ def check_that_failures_name_the_task_to_finish(nb, chapter):
             assert "not implemented yet" in text
             checks += 1
         else:
-            assert NEEDS_TASK.match(text) and "\n" not in text.strip(), f"{failing.source[:200]}\n---\n{text}"
-            found.add(NEEDS_TASK.match(text).group(1))
+            assert needs_task_message(text), f"{failing.source[:200]}\n---\n{text}"
+            found.add(needs_task_message(text))
     assert checks == len(tasks_of(chapter))
     return found
 
@@ -91,13 +91,13 @@ def test_without_the_variable_it_installs_from_the_pushed_fork_and_asks_for_a_pa
     source = colab.installed_from()
     assert source["url"] == f"{published.fork}.git" and source["subdirectory"] == "course"
     assert source["vcs_info"]["commit_id"] == published.pushed_commit()
-    assert printed(cell(nb, "carry_2_5")).startswith(
+    assert one_line(printed(cell(nb, "carry_2_5"))).startswith(
         "No 02_attention.ipynb in this folder: paste your CausalAttention from it into the next cell")
-    assert printed(cell(nb, "paste")).startswith("Nothing pasted: paste your CausalAttention (Task 2.5)")
+    assert one_line(printed(cell(nb, "paste"))).startswith("Nothing pasted: paste your CausalAttention (Task 2.5)")
     named = check_that_failures_name_the_task_to_finish(nb, chapter)
     assert "2.5" in named  # the demos that need the earlier class say so
     first_demo = next(text for c, text in errors(nb) if c.source.startswith("torch.manual_seed(123)\nhead = "))
-    assert first_demo.startswith("This cell needs Task 2.5 (CausalAttention) from chapter 02")
+    assert one_line(first_demo).startswith("This cell needs Task 2.5 (CausalAttention) from chapter 02")
 
 
 def test_a_pasted_class_is_checked_and_used(colab, published, mirror_dir, tmp_path):
@@ -112,7 +112,7 @@ def test_a_pasted_class_is_checked_and_used(colab, published, mirror_dir, tmp_pa
     colab.run_notebook(nb, tmp_path / "content", mirror_dir)
 
     assert not [c for c, _ in errors(nb) if grade_id(c) in ("colab", "setup")]
-    assert printed(paste) == "Pasted CausalAttention; its self-check passed.\n"
+    assert one_line(printed(paste)) == "Pasted CausalAttention; its self-check passed."
     named = check_that_failures_name_the_task_to_finish(nb, chapter)
     assert "2.5" not in named and named <= {"3.1", "3.2"}
     head_demo = next(c for c in nb.cells if c.source.startswith("torch.manual_seed(123)\nhead = "))

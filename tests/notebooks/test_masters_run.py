@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from factory import REPO
+from factory import REPO, one_line
 from gptcourse.device import get_device
 from gptcourse.checking.course import chapters
 from gptcourse.checking.tasks import CHAPTERS
@@ -76,7 +76,7 @@ def check_run(nb, chapter, device_type, quick=False):
     assert outputs.count("hidden tests passed") == check_cells, outputs[-2000:]
     assert outputs.count("self-check skipped") == check_cells, outputs[-2000:]
     carried = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("carry_")]
-    carried_said = "".join(o.get("text", "") for c in carried for o in c.outputs)  # (a later demo may quote them)
+    carried_said = one_line(" ".join(o.get("text", "") for c in carried for o in c.outputs))  # (a later demo may quote them)
     assert carried_said.count("; its self-check passed.") == len(carried), carried_said
     for expected in expected_output(chapter, device_type, quick):
         assert expected in outputs, (expected, outputs[-3000:])

@@ -6,8 +6,10 @@ import os
 import pytest
 import torch
 
-from factory import CAUSAL_ATTENTION_REUSING_2_4, REPO, filled_notebook, grade_id, release_notebook, write_notebook
+from factory import (CAUSAL_ATTENTION_REUSING_2_4, REPO, filled_notebook, grade_id, one_line, release_notebook,
+                     write_notebook)
 from gptcourse.carry import carry_over, check_pasted, setup_and_carried_names
+from gptcourse.messages import SHOWN_WIDTH
 
 CH2 = "02_attention"
 
@@ -29,7 +31,7 @@ def test_brings_a_solved_class_and_says_its_check_passed(tmp_path, capsys):
 
     found = carry_over("2.5", folder=tmp_path)
 
-    assert capsys.readouterr().out == f"Brought CausalAttention from {CH2}.ipynb; its self-check passed.\n"
+    assert one_line(capsys.readouterr().out) == f"Brought CausalAttention from {CH2}.ipynb; its self-check passed."
     module = found["CausalAttention"](d_in=3, d_out=2, context_length=4, dropout=0.0)
     assert module(torch.rand(2, 4, 3)).shape == (2, 4, 2)
 
@@ -51,18 +53,21 @@ def test_an_unfinished_class_comes_with_its_failed_check(tmp_path, capsys):
 
     found = carry_over("2.5", folder=tmp_path)
 
-    line = capsys.readouterr().out
+    said = capsys.readouterr().out
+    line = one_line(said)
     assert line.startswith(f"Brought CausalAttention from {CH2}.ipynb; its self-check FAILED: Task 2.5")
     assert "not implemented yet" in line and "may fail because of it" in line
-    assert line.count("\n") == 1  # one line, whatever the check's message
+    # One message, whatever the check's message: no blank line in it, and broken between words
+    # into lines the page shows whole.
+    assert "\n\n" not in said and max(len(shown) for shown in said.splitlines()) <= SHOWN_WIDTH, said
     with pytest.raises(NotImplementedError):
         found["CausalAttention"](3, 2, 4, 0.0)
 
 
 def test_without_the_notebook_it_asks_to_paste(tmp_path, capsys):
     assert carry_over("2.5", folder=tmp_path) == {}
-    assert capsys.readouterr().out == (f"No {CH2}.ipynb in this folder: paste your CausalAttention from it "
-                                       "into the next cell and run that cell.\n")
+    assert one_line(capsys.readouterr().out) == (f"No {CH2}.ipynb in this folder: paste your CausalAttention from it "
+                                                 "into the next cell and run that cell.")
 
 
 def test_runs_only_setup_and_task_cells_and_keeps_their_output_quiet(tmp_path, capsys):
@@ -95,9 +100,10 @@ def test_a_broken_notebook_is_reported_in_one_line(tmp_path, capsys, broken, exp
 
     assert carry_over("2.5", folder=tmp_path) == {}
 
-    line = capsys.readouterr().out
+    said = capsys.readouterr().out
+    line = one_line(said)
     assert line.startswith(f"Could not bring CausalAttention from {CH2}.ipynb: {expected}"), line
-    assert "paste CausalAttention into the next cell" in line and line.count("\n") == 1
+    assert "paste CausalAttention into the next cell" in line and "\n\n" not in said
 
 
 def test_check_pasted_checks_what_was_pasted(capsys):
@@ -107,7 +113,7 @@ def test_check_pasted_checks_what_was_pasted(capsys):
 
     check_pasted("2.5", namespace)
 
-    assert capsys.readouterr().out == "Pasted CausalAttention; its self-check passed.\n"
+    assert one_line(capsys.readouterr().out) == "Pasted CausalAttention; its self-check passed."
 
 
 def test_check_pasted_with_nothing_pasted(capsys):
@@ -122,7 +128,8 @@ def test_check_pasted_after_a_successful_carry_over(tmp_path, capsys):
 
     check_pasted("2.5", namespace)
 
-    assert capsys.readouterr().out == f"CausalAttention came from {CH2}.ipynb (the cell above): nothing to paste here.\n"
+    assert one_line(capsys.readouterr().out) == (f"CausalAttention came from {CH2}.ipynb (the cell above): "
+                                                 "nothing to paste here.")
 
 
 def test_the_reference_package_imports_carried_names_from_the_earlier_chapter():
@@ -155,8 +162,8 @@ def test_carries_through_a_chain_of_notebooks_in_their_own_folder(tmp_path, monk
 
     found = carry_over("3.1", folder=tmp_path / "course")
 
-    assert capsys.readouterr().out == ("Brought MultiHeadAttentionWrapper from 03_multihead_attention.ipynb; "
-                                       "its self-check passed.\n")
+    assert one_line(capsys.readouterr().out) == ("Brought MultiHeadAttentionWrapper from 03_multihead_attention.ipynb; "
+                                                 "its self-check passed.")
     wrapper = found["MultiHeadAttentionWrapper"](d_in=3, d_out=2, context_length=4, dropout=0.0, num_heads=2)
     assert wrapper(torch.rand(1, 4, 3)).shape == (1, 4, 4)
 
@@ -193,7 +200,7 @@ def test_under_nbgrader_both_cells_bind_the_reference(tmp_path, monkeypatch, cap
     assert os.environ["GPTCOURSE_REFERENCE_MODULE"] == "grader.reference"  # the course's config sets it
     brought = carry_over("3.2", folder=str(tmp_path))  # no notebook there
     assert brought == {"MultiHeadAttention": reference_object("3.2")}
-    assert "reference versions" in capsys.readouterr().out
+    assert "reference versions" in one_line(capsys.readouterr().out)
 
     class Pasted:  # what the student pasted on Colab: not what the grader grades with
         pass
@@ -208,7 +215,7 @@ def test_outside_nbgrader_or_without_its_config_the_reference_is_never_used(tmp_
     monkeypatch.setenv("NBGRADER_EXECUTION", graded)
     monkeypatch.setenv("GPTCOURSE_REFERENCE_MODULE", "" if graded else "grader.reference")
     assert carry_over("3.2", folder=str(tmp_path)) == {}
-    assert "paste your MultiHeadAttention" in capsys.readouterr().out
+    assert "paste your MultiHeadAttention" in one_line(capsys.readouterr().out)
 
 
 def _pasted_cases():

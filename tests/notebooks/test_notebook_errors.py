@@ -13,7 +13,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from factory import REPO, grade_id
+from factory import REPO, grade_id, one_line
+from gptcourse.messages import SHOWN_WIDTH
 
 NEEDS_TASK = re.compile(r"^This cell needs Task (\d\.\d) \(\w+\)")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -44,6 +45,15 @@ def printed(cell):
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
 
 
+def needs_task_message(text):
+    """The task a one-message error names ("This cell needs Task 2.3 ..."), or None: the message
+    alone, no traceback, broken between words into lines the page shows whole."""
+    found = NEEDS_TASK.match(one_line(text))
+    if found is None or "Traceback" in text or max(len(line) for line in text.splitlines()) > SHOWN_WIDTH:
+        return None
+    return found.group(1)
+
+
 def check_failure_shows_only_its_message(text):
     assert text.startswith("SelfCheckFailed: Task "), text
     assert "gptcourse" not in text and "Traceback" not in text and "File " not in text, text
@@ -66,12 +76,12 @@ def test_release_02_demo_cells_that_need_a_task_say_which_in_one_line(released_0
     # 13 demo and plot cells used to stop with a raw NotImplementedError or NameError.
     assert len(demos) >= 13
     for cell, text in demos:
-        assert NEEDS_TASK.match(text) and "\n" not in text.strip(), f"{cell.source[:200]}\n---\n{text}"
-    needed = {NEEDS_TASK.match(text).group(1) for _, text in demos}
+        assert needs_task_message(text), f"{cell.source[:200]}\n---\n{text}"
+    needed = {needs_task_message(text) for _, text in demos}
     assert needed == {"2.1", "2.2", "2.3", "2.5"} | ({"2.4"} & needed)
     # A cell whose variables came from a cell that stopped for Task 2.3 needs Task 2.3 too.
     uses_attn_scores = next(t for c, t in demos if c.source.startswith("T = attn_scores.shape[0]"))
-    assert uses_attn_scores.startswith("This cell needs Task 2.3 (SelfAttention_v2)")
+    assert one_line(uses_attn_scores).startswith("This cell needs Task 2.3 (SelfAttention_v2)")
 
 
 @pytest.mark.slow
@@ -91,19 +101,19 @@ def test_release_03_with_an_unfinished_chapter_02_beside_it(tmp_path, mirror_dir
                       tmp_path, mirror_dir, monkeypatch)
 
     carry = next(c for c in nb.cells if grade_id(c) == "carry_2_5")
-    assert "Brought CausalAttention from 02_attention.ipynb; its self-check FAILED" in printed(carry)
+    assert "Brought CausalAttention from 02_attention.ipynb; its self-check FAILED" in one_line(printed(carry))
     failures = errors(nb)
     demos = [(c, t) for c, t in failures if not grade_id(c).startswith("check_")]
     assert demos
     for cell, text in demos:
-        assert NEEDS_TASK.match(text) and "\n" not in text.strip(), f"{cell.source[:200]}\n---\n{text}"
+        assert needs_task_message(text), f"{cell.source[:200]}\n---\n{text}"
     # Chapter 02's class is a stub: the message points back to chapter 02.
     first = next(t for c, t in demos if c.source.startswith("torch.manual_seed(123)\nhead = "))
-    assert first.startswith("This cell needs Task 2.5 (CausalAttention) from chapter 02")
+    assert one_line(first).startswith("This cell needs Task 2.5 (CausalAttention) from chapter 02")
     # The divisibility demo no longer reports the stub's NotImplementedError as the check.
     divisible = next(c for c in nb.cells if "d_out=5, context_length=6" in c.source)
     assert "NotImplementedError" not in printed(divisible)
-    assert any(c is divisible and t.startswith("This cell needs Task 3.2") for c, t in demos)
+    assert any(c is divisible and one_line(t).startswith("This cell needs Task 3.2") for c, t in demos)
     for _, text in [(c, t) for c, t in failures if grade_id(c).startswith("check_")]:
         check_failure_shows_only_its_message(text)
 
@@ -144,7 +154,8 @@ def test_only_errors_of_unfinished_tasks_become_one_line(tmp_path, mirror_dir, m
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source, metadata={"name": name}) for name, source in PROBE_CELLS.items()]
     run_notebook(nb, tmp_path, mirror_dir, monkeypatch)
-    shown = {c.metadata["name"]: t for c, t in errors(nb)}
+    shown = {c.metadata["name"]: one_line(t) for c, t in errors(nb)}
+    assert all(max(len(line) for line in t.splitlines()) <= SHOWN_WIDTH for _, t in errors(nb) if "Traceback" not in t)
 
     assert shown["uses_stub"] == "This cell needs Task 2.1 (simple_self_attention): finish it above and run its cell first."
     assert shown["uses_blocked_variable"].startswith("This cell needs Task 2.1 (simple_self_attention)")

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from factory import CORPUS, REPO, filled_notebook, write_notebook
+from factory import CORPUS, REPO, filled_notebook, one_line, write_notebook
 from gptcourse.checking.tasks import CHAPTERS
 
 SPAM_FIRST = (CORPUS / "7.1" / "correct_spam_first.py").read_text()
@@ -36,7 +36,8 @@ def problems(nb):
 
 
 def printed(nb):
-    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    """What the notebook printed, as one line (the course breaks its messages between words)."""
+    return one_line(" ".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs))
 
 
 @pytest.mark.slow

@@ -7,10 +7,10 @@ reference code is not part of the course). Fast, offline, and the same on CPU an
 import functools
 import inspect
 import os
-import textwrap
 
 import torch
 
+from ..messages import SHOWN_WIDTH, say, wrap_at_words
 from . import records
 from .judge import judge
 from .memory import allocation_failed, kernel_cap_mb, memory_exhausted, memory_message, requested_bytes
@@ -18,26 +18,6 @@ from .probes import META, ProbeContext, device_pass_supported, run_probe
 from .tasks import carried_tasks, get_task
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-
-# The widest line of a failed check as a notebook shows it. JupyterLab shows an error in a box
-# that breaks a line too long for it anywhere, even inside a word ("do not s" / "um to 1"); a
-# line this short fits that box whole in a window about 1000 pixels wide, file browser open.
-SHOWN_WIDTH = 72
-
-
-def wrap_at_words(text, width=SHOWN_WIDTH):
-    """`text` with each line longer than `width` broken at spaces into lines of at most `width`.
-
-    A word longer than `width` (a long expression, a path) stays whole on a line of its own, and
-    a hyphenated word stays whole too: only the spaces between words become line breaks.
-    """
-    lines = []
-    for line in text.split("\n"):
-        if len(line) <= width:
-            lines.append(line)  # short lines keep their spacing as it is
-        else:
-            lines += textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)
-    return "\n".join(lines)
 
 
 class SelfCheckFailed(AssertionError):
@@ -64,6 +44,17 @@ def defer_to_hidden_tests(task_id):
     _GRADED_BY_HIDDEN_TESTS.add(get_task(task_id).id)
 
 
+# Whether each task's latest check in this kernel passed (True) or failed (False), carry-over
+# cells' checks included: a demo cell that builds on a task whose check failed says so in one
+# line before it runs the code as it is (gptcourse.notebook).
+_LATEST_OUTCOME = {}
+
+
+def failed_checks():
+    """The ids of the tasks whose latest check in this kernel failed."""
+    return {task_id for task_id, passed in _LATEST_OUTCOME.items() if not passed}
+
+
 @functools.lru_cache(maxsize=None)
 def load_fixtures(chapter):
     path = os.path.join(FIXTURE_DIR, f"{chapter}.json")
@@ -87,16 +78,25 @@ def check(task_id, *objects, earlier=None):
     taken from the notebook that calls check().
     """
     task = get_task(task_id)
+    if earlier is None:
+        earlier = _earlier_from(inspect.currentframe().f_back.f_globals, task.id)
+    try:
+        _check(task, objects, earlier)
+    except BaseException:  # its message, an interruption, or an error of the check itself
+        _LATEST_OUTCOME[task.id] = False
+        raise
+    _LATEST_OUTCOME[task.id] = True
+
+
+def _check(task, objects, earlier):
     name = " / ".join(task.names)
     if len(objects) != len(task.names) or any(obj is None or not callable(obj) for obj in objects):
         shown = ", ".join(repr(obj) for obj in objects) or "nothing"
         raise SelfCheckFailed(f"Task {task.id}: expected the function or class {name}, got {shown}")
     if task.id in _GRADED_BY_HIDDEN_TESTS:
-        print(f"Task {task.id}: graded by the hidden tests above; self-check skipped.")
+        say(f"Task {task.id}: graded by the hidden tests above; self-check skipped.")
         return
     names = dict(zip(task.names, objects))
-    if earlier is None:
-        earlier = _earlier_from(inspect.currentframe().f_back.f_globals, task.id)
     context = ProbeContext(earlier=earlier)
     entries = load_fixtures(task.chapter)[task.id]
     runs = 0
@@ -119,9 +119,17 @@ def check(task_id, *objects, earlier=None):
         if not allocation_failed(exc):
             raise
         raise SelfCheckFailed(f"Task {task.id} ({name}): {memory_message(kernel_cap_mb(), {})[0]}") from None
-    # Two short lines rather than one long one, which JupyterLab would break inside a word.
-    print(f"✔ Task {task.id} ({name}): all {runs} self-check cases passed.\n"
-          f"The hidden tests try more shapes and settings.")
+    say(_passed_message(task, name, runs))
+
+
+def _passed_message(task, name, runs):
+    """'✔ Task 2.1 (...): all 6 self-check cases passed.' and a line about the hidden tests; the
+    count on a line of its own when the task's names make the first line too long to show."""
+    passed = f"all {runs} self-check cases passed." if runs > 1 else "its self-check case passed."
+    first = f"✔ Task {task.id} ({name}): {passed}"
+    if len(first) > SHOWN_WIDTH:
+        first = f"✔ Task {task.id} ({name}):\n{passed}"
+    return f"{first}\nThe hidden tests try more shapes and settings."
 
 
 def _check_case(task, name, names, case, expected, mistakes, context):
