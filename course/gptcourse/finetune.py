@@ -128,16 +128,11 @@ def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_mo
     chapter 05's small GPT pretrained here on The Verdict ("small"), saying so in one line. The
     course's functions come in as arguments: the notebook passes the student's own."""
     from .data import read_text
-    from .gpt2_weights import GPT2_124M_CONFIG, try_load_gpt2_state_dict
     from .pretrain import TrainingProgress, make_optimizer, pick_run
 
-    state = try_load_gpt2_state_dict()
-    if state is not None:
-        cfg = dict(GPT2_124M_CONFIG)
-        model = GPTModel(cfg)
-        load_weights_into_gpt(model, state)
-        say("base model: GPT-2 small (124M), OpenAI's weights, as in the book")
-        return model.to(device), cfg, "gpt2"
+    gpt2 = gpt2_small_if_at_hand(device, GPTModel, load_weights_into_gpt)
+    if gpt2 is not None:
+        return gpt2
     say("No GPT-2 weights here, so the base model is chapter 05's small GPT, pretrained now on The Verdict: "
         "its accuracy is not the book's.")
     run = pick_run(device, small=True)
@@ -163,6 +158,21 @@ def pretrained_base(device, tokenizer, GPTModel, load_weights_into_gpt, train_mo
     say(f"pretrained in {time.perf_counter() - started:.0f} s ({run.name}, {run.num_epochs} epochs on {run.data}); "
         f"final training loss {losses[0][-1]:.2f}")
     return model, cfg, "small"
+
+
+def gpt2_small_if_at_hand(device, GPTModel, load_weights_into_gpt):
+    """(model, cfg, "gpt2"): GPT-2 small with OpenAI's weights, loaded with the function passed in,
+    saying so in one line; None when the weights cannot be had (the loader says why)."""
+    from .gpt2_weights import GPT2_124M_CONFIG, try_load_gpt2_state_dict
+
+    state = try_load_gpt2_state_dict()
+    if state is None:
+        return None
+    cfg = dict(GPT2_124M_CONFIG)
+    model = GPTModel(cfg)
+    load_weights_into_gpt(model, state)
+    say("base model: GPT-2 small (124M), OpenAI's weights, as in the book")
+    return model.to(device), cfg, "gpt2"
 
 
 def spam_loaders(SpamDataset, folder, tokenizer, context_length, batch_size=8):
