@@ -1,12 +1,12 @@
 """JupyterLab as a student uses it, for tests/notebooks/test_jupyterlab.py.
 
 `LabServer` starts the JupyterLab that `make setup` installs (this interpreter's), on a free
-port of 127.0.0.1 with a token, serving one folder, with settings, kernels and runtime files of
-its own; `stop()` ends it and the kernels it started, by pid. `NotebookPage` drives one notebook
+port of 127.0.0.1 with a token, serving one folder, with user settings, kernels and runtime
+files of its own; the environment's defaults stay those `make setup` wrote (no news pop-up:
+gptcourse/lab_settings.py). `stop()` ends it and the kernels it started, by pid. `NotebookPage` drives one notebook
 in a browser page the way a student does: it clicks a cell, types into the cell editor, presses
 Shift+Enter, and reads what the page shows.
 """
-import json
 import os
 import secrets
 import socket
@@ -17,10 +17,8 @@ import urllib.request
 
 import psutil
 
-# No "Would you like to receive official Jupyter news?" toast over the cells, and no request for
-# news or updates to a network the test machines do not reach.
-NO_NEWS = {"@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-           {"fetchNews": "false", "checkForUpdates": False}}
+# What JupyterLab's news pop-up asks, over the cells, when the environment has not answered it.
+NEWS_QUESTION = "Would you like to get notified about official Jupyter news?"
 
 
 def free_port():
@@ -47,10 +45,6 @@ class LabServer:
         return f"http://127.0.0.1:{self.port}/{path}"
 
     def start(self, timeout=60):
-        for name, settings in NO_NEWS.items():
-            path = self.home / "settings" / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(settings))
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
                    "--ServerApp.port_retries=0",  # the port chosen, or fail: never another one
                    f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
@@ -147,6 +141,10 @@ class NotebookPage:
                   .filter(cell => Number(cell.dataset.windowedListIndex) < last)
                   .every(cell => /\[\d+\]/.test(cell.querySelector('.jp-InputPrompt').textContent))""",
             arg=index, timeout=timeout * 1000)
+
+    def news_question_shown(self):
+        """Whether JupyterLab's news pop-up is in the page (it comes once the page is restored)."""
+        return self.page.get_by_text(NEWS_QUESTION).count() > 0
 
     def outputs(self, index):
         """[(data-mime-type or "", text)] of the cell's outputs, as the page shows them."""

@@ -272,7 +272,7 @@ def test_pretrained_base_on_a_faked_gpu_moves_gpt2_there_and_leads_to_the_book_s
 
 @dataclasses.dataclass
 class Branch:
-    marker: str  # text of the notebook's cell that loads GPT-2 (directly or through pretrained_base)
+    marker: str  # text of the cell that loads GPT-2 (directly, or through pretrained_base or instruction_base)
     printed: list  # what the GPT-2 branch prints
     # None: the whole notebook runs. Otherwise only the GPT-2 cell runs, after the setup, carry-over
     # and task cells and the cells with these texts: what the GPT-2 cell needs.
@@ -295,7 +295,7 @@ BRANCHES = {
     "08_lora": Branch("= pretrained_base(device", ["base model: GPT-2 small (124M)",
                                                    "GPT-2 124M on a CPU, a shortened run"],
                       until="full_history = train_classifier("),
-    "09_instruction": Branch("= pretrained_base(device", ["base model: GPT-2 small (124M)",
+    "09_instruction": Branch("= instruction_base(device", ["base model: GPT-2 small (124M)",
                                                           "GPT-2 on a CPU, a shortened run"],
                              until="run = pick_instruction_run("),
 }

@@ -123,7 +123,7 @@ def _check(task, objects, earlier):
 
 
 def _passed_message(task, name, runs):
-    """'✔ Task N.M (...): all 6 self-check cases passed.' and a line about the hidden tests; the
+    """'✔ Task <id> (<names>): all <n> self-check cases passed.' and a line about the hidden tests; the
     count on a line of its own when the task's names make the first line too long to show."""
     passed = f"all {runs} self-check cases passed." if runs > 1 else "its self-check case passed."
     first = f"✔ Task {task.id} ({name}): {passed}"
