@@ -174,6 +174,8 @@ def read_roster(path):
             rows = list(csv.DictReader(f))
     except OSError as exc:
         raise HubError(f"the roster {path} could not be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise HubError(f"the roster {path} is not UTF-8 text: save it as 'CSV UTF-8'") from None
     if not rows or "username" not in rows[0]:
         raise HubError(f"the roster {path} needs a 'username' column (one unix account name per student)")
     names = [row["username"].strip() for row in rows if (row.get("username") or "").strip()]

@@ -48,10 +48,12 @@ def test_start_says_it_needs_root(monkeypatch, tmp_path):
     ("name\nalice\n", "needs a 'username' column"),
     ("username\nAlice\n", "an account name is lower-case"),
     ("username\nalice\nalice\n", "names a student twice"),
+    # Excel's "CSV" on Windows writes Latin-1: a name with an accent is not UTF-8.
+    ("username,name\nalice,Ren\u00e9e\n".encode("latin-1"), "is not UTF-8 text: save it as 'CSV UTF-8'"),
 ])
 def test_a_roster_it_cannot_use_is_named_with_the_reason(tmp_path, text, problem):
     roster = tmp_path / "roster.csv"
-    roster.write_text(text)
+    roster.write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(course_hub.HubError, match=problem):
         course_hub.read_roster(roster)
 
