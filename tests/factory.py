@@ -8,6 +8,7 @@ import copy
 import json
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,10 +206,32 @@ def disguised(source, prefix="tmp"):
 
 def run_grader(paths, out, *extra):
     """The grader's command line, as an instructor runs it; returns the task records."""
-    command = [sys.executable, "-m", "grader", "grade", *map(str, paths), "--out", str(out), "--quiet", *extra]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1800)
-    assert result.returncode == 0, f"grader failed:\n{result.stdout}\n{result.stderr}"
-    return json.loads((Path(out) / "grades.json").read_text())
+    return start_grader(paths, out, *extra).records()
+
+
+class start_grader:
+    """The grader's command line started in the background, for a test with other slow work to
+    do meanwhile (nbgrader's autograde of the same submissions, say); records() waits for it and
+    returns the task records, as run_grader does."""
+
+    def __init__(self, paths, out, *extra):
+        self.out = Path(out)
+        self.said = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a full pipe would block the grader
+        command = [sys.executable, "-m", "grader", "grade", *map(str, paths), "--out", str(out), "--quiet", *extra]
+        self.process = subprocess.Popen(command, stdout=self.said, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+
+    def records(self, timeout=1800):
+        try:
+            returncode = self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+        self.said.seek(0)
+        said = self.said.read()
+        self.said.close()
+        assert returncode == 0, f"grader failed:\n{said}"
+        return json.loads((self.out / "grades.json").read_text())
 
 
 def records_by_submission(records):
