@@ -1,7 +1,7 @@
 """How long each master takes top to bottom, against its budget (tests/notebooks/test_masters_run.py).
 
     python benchmarks/masters_bench.py [CHAPTER ...]
-    python benchmarks/masters_bench.py --quick-in-test    # 09_instruction, in full
+    python benchmarks/masters_bench.py --quick-in-test    # 06, 07 and 09, in full
 
 Runs the masters in solutions/ one after another as nbclient runs them in the tests (offline,
 with GPTCOURSE_DATA_MIRROR set, in the masters' folder), always in full (GPTCOURSE_QUICK_RUN is
@@ -11,8 +11,8 @@ such. The masters test only guards against a hang, so the times are not held to 
 
 Each run is then checked as the masters test checks it (check_run: the check cells' hidden tests
 passed, the carry-over cells' self-checks, and EXPECTED_OUTPUT, the same table): the test runs
-chapter 09 in quick mode (QUICK_CHAPTERS), so its full run and its reference numbers (the 55
-responses) are checked here, by `--quick-in-test`. The exit status is 1 when a
+chapters 06, 07 and 09 in quick mode (QUICK_CHAPTERS), so their full runs and chapter 09's
+reference numbers (the 55 responses) are checked here, by `--quick-in-test`. The exit status is 1 when a
 master failed a check or raised.
 """
 import argparse

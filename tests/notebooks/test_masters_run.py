@@ -1,8 +1,9 @@
 """Every master runs top to bottom, its check cells (self-checks and hidden tests) passing.
 
-Chapter 09 runs in quick mode here (QUICK_CHAPTERS); benchmarks/masters_bench.py runs it in
-full and checks the same things (check_run). Chapter 08 runs in full: its comparison of LoRA
-with chapter 07's fine-tuning is pinned (check_lora_against_chapter_07)."""
+Chapters 06, 07 and 09 run in quick mode here (QUICK_CHAPTERS says why);
+benchmarks/masters_bench.py runs them in full and checks the same things (check_run). Chapter 08
+runs in full: its comparison of LoRA with chapter 07's fine-tuning is pinned
+(check_lora_against_chapter_07)."""
 import os
 import re
 import time
@@ -35,14 +36,22 @@ EXPECTED_OUTPUT = {"01_text_data": {}, "02_attention": {}, "03_multihead_attenti
                                               "the model:", "chrF"]}}
 
 
-# The masters this test runs in quick mode (GPTCOURSE_QUICK_RUN=1: the fine-tuning one epoch of 10
-# batches, the test responses 5 short ones; about 40 s on two busy cores). Its full run takes
-# minutes, a large share of make test, for training no check cell looks at: the hidden tests and
-# self-checks pass the same in quick mode. The full run is checked, against the same
-# EXPECTED_OUTPUT with check_run, by benchmarks/masters_bench.py --quick-in-test (outside make
-# test); every other master runs in full here. (Chapter 08 ran in quick mode too, until its
-# full run's comparison of LoRA with chapter 07's fine-tuning was pinned: about two minutes more.)
-QUICK_CHAPTERS = ("09_instruction",)
+# The masters this test runs in quick mode (GPTCOURSE_QUICK_RUN=1: each training one epoch, each
+# fine-tuning one epoch of 10 batches, chapter 09's test responses 5 short ones). What their full
+# runs add is training that runs in full elsewhere here, or that no check cell looks at (the hidden
+# tests and self-checks pass the same in quick mode):
+# - 06_sampling trains chapter 05's small GPT with chapter 05's run (gptcourse.pretrain.cpu_run), as
+#   the full 05_pretraining master does;
+# - 07_classification pretrains the small base and fine-tunes it chapter 07's way, as the full
+#   08_lora master does before its LoRA run (check_lora_against_chapter_07 reads both);
+# - 09_instruction's minutes of fine-tuning (its 55 responses are in EXPECTED_OUTPUT).
+# Their full runs are checked, against the same EXPECTED_OUTPUT with check_run, by
+# benchmarks/masters_bench.py --quick-in-test (outside make test), which prints how long each took.
+# 08_lora runs in full: its comparison of LoRA with chapter 07's fine-tuning is pinned.
+QUICK_CHAPTERS = ("06_sampling", "07_classification", "09_instruction")
+# The note every quick run prints, in its run's description (gptcourse.pretrain.pick_run,
+# gptcourse.finetune.pick_finetune_run, gptcourse.instruct.pick_instruction_run).
+QUICK_NOTE = "quick run: 1 epoch"
 # What a quick run prints in place of a line of EXPECTED_OUTPUT, and only what quick mode changes:
 # chapter 09 answers the first 5 test entries instead of all 55 (gptcourse.instruct), and the line
 # starts the cell's output (the line break before it: "55 responses" holds "5 responses" too).
@@ -58,8 +67,7 @@ def expected_output(chapter, device_type, quick=False):
     if not quick:
         return lines
     instead = QUICK_RUN_PRINTS.get(chapter, {})
-    return [instead.get(line, line) for line in lines] + ["quick run: 1 epoch of 10 batches",
-                                                          f"because {QUICK_ENV_VAR} is set"]
+    return [instead.get(line, line) for line in lines] + [QUICK_NOTE, f"because {QUICK_ENV_VAR} is set"]
 
 
 # The chapters that print a text a model wrote: as it reads (gptcourse.messages.show_text), not as
