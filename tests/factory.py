@@ -224,14 +224,18 @@ class start_grader:
         try:
             returncode = self.process.wait(timeout)
         finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
+            self.stop()
         self.said.seek(0)
         said = self.said.read()
         self.said.close()
         assert returncode == 0, f"grader failed:\n{said}"
         return json.loads((self.out / "grades.json").read_text())
+
+    def stop(self):
+        """Stops the grader if it still runs (a test that failed before it asked for the records)."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
 
 def records_by_submission(records):

@@ -212,7 +212,11 @@ def graded(tmp_path_factory):
     # nbgrader's two kernels (its share of the work is the smaller one).
     course_grader = start_grader([root], tmp_path_factory.mktemp("grades"),
                                  "--jobs", "1", "--seed", str(SEED), "--device", "cpu", "--timeout", str(TIMEOUT))
-    autograde_two_at_a_time(root, submissions)
+    try:
+        autograde_two_at_a_time(root, submissions)
+    except BaseException:
+        course_grader.stop()  # nothing will ask for its records
+        raise
     nbgrader_scores = nbgrader_course.scores(root)
     return Graded(root, nbgrader_scores, records_by_submission(course_grader.records()), submissions)
 
