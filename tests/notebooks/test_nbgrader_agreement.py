@@ -191,8 +191,11 @@ def autograde_two_at_a_time(root, submissions):
                 chapter = waiting.get_nowait()
             except queue.Empty:
                 return
-            nbgrader_course.autograde(root, chapter, seed=SEED, device="cpu", timeout=TIMEOUT)
+            nbgrader_course.autograde(root, chapter, env=environment, timeout=TIMEOUT)
 
+    # One torch thread per kernel, as the course grader gives each worker: two kernels of two
+    # threads each, beside the grader, would fight over the two cores.
+    environment = dict(nbgrader_course.grading_env(SEED, "cpu"), OMP_NUM_THREADS="1")
     with ThreadPoolExecutor(2) as pool:
         for finished in [pool.submit(autograde_waiting) for _ in range(2)]:
             finished.result()  # raises what an autograde raised
