@@ -37,8 +37,9 @@ STATED = [
     ("docs/authoring.md", "at most `false_failure` ({} by default)", sampler_default_false_failure, small_number),
     ("course/gptcourse/checking/kinds/sampling.py", "at most false_failure ({} by default)",
      sampler_default_false_failure, small_number),
-    ("docs/authoring.md", "`sqrt(ln(2 / {}) / (2 n))`", lora_false_failure, small_number),
-    ("docs/authoring.md", "a correct layer fails a case with probability at most {}", lora_false_failure, small_number),
+    ("grader/chapters/ch08_lora.py", "sqrt(ln(2 / {}) / (2 n))", lora_false_failure, small_number),
+    ("grader/chapters/ch08_lora.py", "a correct layer fails a case with probability at most {}", lora_false_failure,
+     small_number),
     ("grader/chapters/ch08_lora.py", "the DKW distance at {}", lora_false_failure, small_number),
     ("README.md", "{} bytes, its address and sha256 in `course/gptcourse/data.py`", gpt2_weights_size, "{:,}".format),
 ]

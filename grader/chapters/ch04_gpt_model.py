@@ -4,7 +4,22 @@ cases and its known mistakes.
 Models are small (emb_dim 4 to 8, 2 heads, 1 to 3 layers, a vocabulary of tens of tokens) so
 that every value can be compared; the 124M configuration is counted on the meta device.
 Dropout cases choose weights that make everything around the dropout layers deterministic,
-and list every output that a pattern of dropped features can give (see the public module).
+without changing what a correct module computes, and list every output that a pattern of
+dropped features can give (the public module's judges read them):
+
+- TransformerBlock: the attention's value weights are zero, so the attention sub-block outputs
+  out_proj.bias whatever attention dropout does. Row by row, each of the 2 ** emb_dim patterns
+  of the first shortcut dropout gives the state after the first shortcut and the feed-forward
+  update; every output feature must be that state with or without the (scaled) update.
+- GPTModel: one block whose attention adds a constant row and whose feed-forward adds nothing
+  (last layer zero). Each feature before final_norm is then m0 * e / (1 - p) + m1 * c / (1 - p):
+  4 ** emb_dim candidate rows, passed through final_norm and out_head here.
+
+A row of the student's output that no candidate explains is wrong (with a message for the common
+cases: dropout on the sum, no dropout at all, embeddings not dropped); some feature must have been
+dropped at each site over the three passes (every case has p = 0.5 and at least 72 features per
+site over the passes, so a correct module fails that with probability at most 2^-72). Any way of
+drawing the random numbers passes.
 """
 import functools
 import itertools

@@ -2,10 +2,29 @@
 cases and its known mistakes.
 
 Models are tiny (TinyLanguageModel of gptcourse.checking.chapters.toys, or a GPTModel of emb_dim 4 to 8 with a
-vocabulary of tens of tokens). Training cases run in float64 for a few steps, so any correct
-loop gives the reference's weights to many digits. The start context of a training case is
-text whose GPT-2 token ids are all below the tiny vocabulary (single characters such as
-"A+B=C"), so the loops' sample generation runs on the tiny models as it does on GPT-2.
+vocabulary of tens of tokens).
+
+- Losses (5.2, 5.3) run on TinyLanguageModel (embeddings, a tanh, an output head), so the
+  self-check does not depend on the student's GPTModel; hidden cases add a small GPTModel.
+  Batches are handed over on the CPU and the device pass runs the model on meta: a batch never
+  moved with .to(device) is caught without a GPU.
+- Training loops (5.4, 5.7) train a tiny model for a few steps in float64, so any correct loop
+  gives the reference's weights to many digits (AdamW included), with loaders that do not
+  shuffle. The start context of a training case is text whose GPT-2 token ids are all below the
+  tiny vocabulary (single characters such as "A+B=C"), so the loops' sample generation runs on
+  the tiny models as it does on GPT-2. Dropout in a training case is fine: evaluation and
+  generation in eval mode draw no random numbers, so every correct loop draws the same masks.
+  TrainingLoop(spy=True) checks "evaluates in eval mode without gradients and goes back to train
+  mode" call by call; optimizer_view=True gives the rate and the clipped gradient norm of every
+  step. Cases of train_model are drawn until some warmup step has a gradient norm above 1 and
+  some later step is clipped, so that clipping too early and never clipping both show.
+- Checkpoints (5.5): a round trip through the worker's private folder into a fresh model and
+  optimizer (AdamW's moments included), with and without an optimizer; then the student's own
+  checkpoint with a pickled object added, which load_checkpoint must refuse without running it
+  (weights_only=True).
+- GPT-2 weights (5.6): synthetic checkpoints in the Hugging Face layout (hf_gpt2_state_dict:
+  Conv1D weights (in, out), query, key and value side by side, the mask buffers h.N.attn.bias)
+  of 1 to 3 blocks; a tensor of the wrong shape must raise an error that names it (RaisesOnCall).
 
 Clipping "after warmup" leaves the step at the end of warmup open (the book clips from the
 step after it): the book's run is an accepted alternative (expectation_extras), so both

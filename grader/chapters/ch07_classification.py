@@ -1,21 +1,37 @@
 """The grader's chapter module of chapter 07 (fine-tuning for classification): its public and hidden
 cases and its known mistakes.
 
-- 7.1: small DataFrames of made-up messages (each text unique, so a row is known by its
-  content), with an index that is not 0, 1, 2, ... (as after balancing). Split sizes are
-  chosen where int() and round() differ and where the test part is not
-  int(len * test_frac). The contract's "split by fraction" also reads as cumulative cuts,
-  int(len * train_frac) and int(len * (train_frac + validation_frac)) (np.split's idiom):
-  that reading is an accepted alternative (expectation_extras).
-- 7.2: CSV files with commas, quotes, line breaks and non-ASCII text; max_length None, shorter
-  than some messages, longer than all; another pad_token_id; a single message.
-- 7.3: ToyGPT (public) and small GPTModels of 1 to 3 blocks (hidden), some already partly
-  frozen.
-- 7.4: ToyClassifier and a small GPTModel with a 2- or 3-class head; labels are the
-  reference's own predictions with a few flipped, so the accuracy is neither 0 nor 1 and the
-  first token's predictions give another one.
-- 7.5: ToyClassifier and a small GPTModel classifier in float64; the ids the model gets are
-  compared (cropping to max_length and to the context length, padding, pad_token_id).
+- 7.1: small DataFrames of made-up messages, handed over as columns in the case's args (each
+  text unique, so a row is known by its content), with an index that is not 0, 1, 2, ... (as
+  after balancing). create_balanced_dataset is judged by its columns, the count per label and
+  its rows as a set (the order of the result is free); random_split by the sizes of the three
+  parts first (the clearest message: rounding, rows lost), then each part's rows in order. Both
+  record the input frame after the call. Split sizes are chosen where int() and round() differ
+  and where the test part is not int(len * test_frac). The contract's "split by fraction" also
+  reads as cumulative cuts, int(len * train_frac) and int(len * (train_frac + validation_frac))
+  (np.split's idiom): that reading is an accepted alternative (expectation_extras). Seeds are
+  pandas' random_state=123: pandas draws with NumPy's legacy RandomState, so
+  RandomState(123).permutation is the same shuffle and passes; torch.randperm or default_rng do
+  not.
+- 7.2: CSV files with commas, quotes, line breaks and non-ASCII text, written into the worker's
+  private folder (ctx.scratch); max_length None, shorter than some messages, longer than all;
+  another pad_token_id; a single message. Recorded: the length, the first item's ids (an integer
+  tensor), every item as plain ids and an integer label (an int, a NumPy integer or a 0-d integer
+  tensor are the same label), then a batch of every item through a DataLoader (it must stack, and
+  the labels must come out int64 for cross_entropy).
+- 7.3: ToyGPT (public: GPTModel's layout with tiny blocks) and small GPTModels of 1 to 3 blocks
+  (hidden), some already partly frozen. Recorded: whether another model came back instead,
+  requires_grad of every parameter by name, the new out_head (nn.Linear, in/out features, bias),
+  the other parameters removed or changed, and the output shape.
+- 7.4: ToyClassifier (token vectors looked up by id % 64, so GPT-2's ids cost nothing, position
+  embeddings, and a running mean over the positions, so the first and the last token's outputs
+  differ as in a GPT) and a small GPTModel with a 2- or 3-class head; labels are the reference's
+  own predictions with a few flipped, so the accuracy is neither 0 nor 1 and the first token's
+  predictions give another one.
+- 7.5: ToyClassifier and a small GPTModel classifier in float64; the ids of the model's last call
+  are compared (its forward wrapped to note them: cropping to min(max_length, context length),
+  padding at the end, pad_token_id), then the label string. The device pass catches batches and
+  the message tensor left on the CPU.
 """
 import numpy as np
 import torch

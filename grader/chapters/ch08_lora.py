@@ -1,18 +1,30 @@
 """The grader's chapter module of chapter 08 (LoRA): its public and hidden
 cases and its known mistakes.
 
-- 8.1: forward cases with A and B copied in (B non-zero, so the output and the gradients of
-  x, A and B all depend on every value), float32 and float64, batched and not; initialisation
-  cases large enough for the uniformity test to tell kaiming_uniform_ from a normal draw of
-  the same spread (n = in_dim * rank >= 8,192 values: the DKW distance at 1e-6 is then 0.03,
-  while a normal draw of the same spread lies about 0.05 from the uniform distribution).
+- 8.1: B must be exactly zero (init/B, and B_is_zero on a large layer). A is random, so it is
+  judged by its distribution, on initialisation cases large enough for the uniformity test to
+  tell kaiming_uniform_ from a normal draw of the same spread (n = in_dim * rank >= 8,192
+  values): its shape, every value within 1/sqrt(rank) (what kaiming_uniform_(A, a=sqrt(5))
+  gives an (in_dim, rank) tensor), and the Kolmogorov-Smirnov distance from the uniform
+  distribution on that range, which must stay below the Dvoretzky-Kiefer-Wolfowitz bound
+  sqrt(ln(2 / 1e-6) / (2 n)): a correct layer fails a case with probability at most 1e-6 (two
+  such cases per grading run, so 2e-6). At n = 8,192 the DKW distance at 1e-6 is 0.030, while a
+  normal draw of the same spread lies about 0.057 from the uniform distribution. Any way of
+  drawing the same distribution passes. Forward cases copy the case's A and B in (B non-zero,
+  so the output and the gradients of x, A and B all depend on every value), float32 and
+  float64, batched and not.
 - 8.2: forward cases with every weight loaded (with and without the wrapped layer's bias), and
-  the layer right after construction, where it must be the wrapped layer exactly.
-- 8.3: nested models of 1 to 3 blocks (hidden: another layout of the same kinds of nesting),
-  and GPT-2 small with a 2-class head at rank 16 on the meta device: 2,666,528 trainable.
-  Places are read by walking the children one name at a time (a child named "blocks.0.up",
-  which setattr(model, "blocks.0.up", ...) adds, fools dict(model.named_modules())), and the
-  output is compared once more after every new parameter got values fixed by its name.
+  the layer right after construction, where it must be the wrapped layer exactly, with the
+  wrapped layer's own parameter objects still in use (a copy is caught).
+- 8.3: nested models of 1 to 3 blocks (linear layers directly, in an nn.Sequential, in an
+  nn.ModuleList of blocks and in a block's sub-block, beside an embedding and norms; hidden:
+  another layout of the same kinds of nesting), and GPT-2 small with a 2-class head at rank 16
+  on the meta device: 2,666,528 trainable. For every place that held an nn.Linear, what holds
+  it now (wrapped once around the very layer, wrapped twice, a copy, untouched), read by walking
+  the children one name at a time (a child named "blocks.0.up", which
+  setattr(model, "blocks.0.up", ...) adds, fools dict(model.named_modules())); the other
+  modules still in place; the trainable count with the base frozen; the output unchanged, then
+  compared once more after every new parameter got values fixed by its name.
 """
 import numpy as np
 import torch

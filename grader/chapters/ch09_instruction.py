@@ -1,16 +1,29 @@
 """The grader's chapter module of chapter 09 (instruction fine-tuning): its public and hidden
 cases and its known mistakes.
 
-- 9.1: entries with and without an input, an input of only whitespace (not empty: the section
-  is there, the contract's "non-empty"), non-ASCII text, instructions and inputs over several lines,
-  with braces (a str.format template must not read them), trailing spaces (kept), and entries
-  with more keys than the three.
+- 9.1: compared exactly. Entries with and without an input, an input of only whitespace (not
+  empty: the section is there, the contract's "non-empty", the book's `if entry["input"]`; the
+  task text says so), non-ASCII text, instructions and inputs over several lines, with braces (a
+  str.format template must not read them), trailing spaces (kept), and entries with more keys
+  than the three. Two prompts share their long first sentence, so the judge's generic
+  "expected ..., got ..." would show the same text twice: the probe kind owns the prompt key
+  (_Prompt.judge_key), and its message names the classic mistake (the Response header added too
+  early, an Input section for an empty input, whitespace-only input treated as empty, stripped
+  fields, single newlines), then shows the first line that differs, written with repr so that a
+  missing blank line or a trailing space shows. The entry passed in must be left as it was
+  (entry_after, recorded first).
 - 9.2: batches as a DataLoader hands them over (lists of token-id lists) with uneven lengths,
   one entry, entries of one length (every row then ends with its one end-of-text target), an
   entry of one token, allowed_max_length shorter than the rows, longer than the rows and equal
-  to them, another pad_token_id and ignore_index. No entry holds pad_token_id itself (the task
-  says so): where it did, "every padding token after the first" and "every pad_token_id after
-  the first" would part ways.
+  to them, another pad_token_id and ignore_index. The lists as the call left them are recorded
+  first (batch_after: an entry padded in place changes the data set), then dtypes, shapes and
+  the rows of inputs and targets; a wrong row is shown by the judge (the first that differs)
+  with a hint on the mistake (no +1, the first padding masked too, nothing masked, no shift, the
+  cut made before padding, left padding, fixed 50256/-100). The device is an argument: on the
+  device pass the probe calls it with device="meta" and reports tensors that come back
+  elsewhere (DeviceMixError), so a function that never moves its tensors is caught on a machine
+  without a GPU. No entry holds pad_token_id itself (the task says so): where it did, "every
+  padding token after the first" and "every pad_token_id after the first" would part ways.
 """
 from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
