@@ -22,6 +22,7 @@ sys.path[:0] = [os.path.join(REPO, "course"), REPO]
 
 import torch  # noqa: E402
 
+from gptcourse.pretrain import count_parameters, count_trainable  # noqa: E402
 from grader.reference.ch04_gpt_model import GPTModel  # noqa: E402
 from grader.reference.ch07_classification import add_classification_head, calc_loss_batch_cls  # noqa: E402
 from grader.reference.ch08_lora import LinearWithLoRA, replace_linear_with_lora  # noqa: E402
@@ -40,10 +41,6 @@ def classifier(cfg, lora_rank=None):
             param.requires_grad = False
         replace_linear_with_lora(model, rank=lora_rank, alpha=lora_rank)
     return model
-
-
-def trainable(model):
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def mib(count):
@@ -109,15 +106,16 @@ def main():
     lora = classifier(SMALL, args.rank).to(device)
     with torch.device("meta"):
         gpt2_partial, gpt2_lora = classifier(GPT2_SMALL), classifier(GPT2_SMALL, args.rank)
-    gpt2_total = sum(p.numel() for p in gpt2_lora.parameters()) - trainable(gpt2_lora)
+    gpt2_total = count_parameters(gpt2_lora) - count_trainable(gpt2_lora)
 
     print(f"device {device}, {torch.get_num_threads()} threads, torch {torch.__version__}; batches of 8 x 120 "
           f"tokens, {args.steps} timed steps")
     print(f"{'':<34}{'trainable':>12}{'AdamW MiB':>11}{'GPT-2 small':>14}{'AdamW MiB':>11}{'s per step':>12}")
-    rows = [("everything (full fine-tuning)", sum(p.numel() for p in partial.parameters()), gpt2_total, None),
-            ("chapter 07: head, last block, norm", trainable(partial), trainable(gpt2_partial),
+    rows = [("everything (full fine-tuning)", count_parameters(partial), gpt2_total, None),
+            ("chapter 07: head, last block, norm", count_trainable(partial), count_trainable(gpt2_partial),
              seconds_per_step(partial, batches, device)),
-            (f"LoRA rank {args.rank}", trainable(lora), trainable(gpt2_lora), seconds_per_step(lora, batches, device))]
+            (f"LoRA rank {args.rank}", count_trainable(lora), count_trainable(gpt2_lora),
+             seconds_per_step(lora, batches, device))]
     for name, count, gpt2, step in rows:
         timing = f"{step:>12.3f}" if step is not None else f"{'-':>12}"
         print(f"{name:<34}{count:>12,}{mib(count):>11.1f}{gpt2:>14,}{mib(gpt2):>11.1f}{timing}")

@@ -29,6 +29,7 @@ import torch  # noqa: E402
 from gptcourse import get_encoding  # noqa: E402
 from gptcourse.data import fetch  # noqa: E402
 from gptcourse.finetune import pick_finetune_run, pretrained_base, spam_loaders, train_classifier  # noqa: E402
+from gptcourse.pretrain import count_trainable  # noqa: E402
 from grader.reference.ch01_text_data import create_dataloader_v1  # noqa: E402
 from grader.reference.ch04_gpt_model import GPTModel  # noqa: E402
 from grader.reference.ch05_pretraining import load_weights_into_gpt, train_model  # noqa: E402
@@ -45,10 +46,6 @@ def spam_splits(folder):
     balanced["Label"] = balanced["Label"].map({"ham": 0, "spam": 1})
     for name, part in zip(("train", "validation", "test"), random_split(balanced, 0.7, 0.1)):
         part.to_csv(os.path.join(folder, f"{name}.csv"), index=None)
-
-
-def trainable(model):
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def fine_tune(base_model, cfg, loaders, run, lora=None):
@@ -68,7 +65,7 @@ def fine_tune(base_model, cfg, loaders, run, lora=None):
                                                         calc_loss_batch_cls, calc_accuracy_loader)
     test = calc_accuracy_loader(test_loader, model, "cpu")
     return {"run": "chapter 07's way" if lora is None else f"LoRA rank {lora[0]}, alpha {lora[1]:g}, lr {run.lr:g}",
-            "trained": trainable(model), "train": [round(a, 3) for a in train_accs],
+            "trained": count_trainable(model), "train": [round(a, 3) for a in train_accs],
             "validation": [round(a, 3) for a in val_accs], "test": round(test, 3),
             "seconds": round(time.perf_counter() - started)}
 

@@ -150,6 +150,11 @@ def count_parameters(model):
     return sum(p.numel() for p in model.parameters())
 
 
+def count_trainable(model):
+    """The parameters that training changes: those that get a gradient (requires_grad)."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
 def model_flops_per_token(cfg, num_parameters):
     """Training FLOPs per token: 6 per parameter (forward 2, backward 4) plus attention's
     scores and weighted sums, 12 * n_layers * context_length * emb_dim."""

@@ -72,12 +72,9 @@ def test_lora_on_the_offline_small_model_trains_a_fraction_of_what_chapter_07_tr
     """The settings chapter 08 takes for the small model (gptcourse.finetune.pick_lora_settings);
     how accurate they are is pinned on the notebook's own run (tests/notebooks/test_masters_run.py)."""
     from gptcourse.finetune import pick_lora_settings
-    from gptcourse.pretrain import cpu_run
+    from gptcourse.pretrain import count_trainable, cpu_run
     from grader.reference import ch07_classification as ch07
     from grader.reference import ch08_lora as ch08
-
-    def trainable(model):
-        return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
     cfg, lora = cpu_run().cfg, pick_lora_settings("small")
     with torch.device("meta"):
@@ -86,5 +83,5 @@ def test_lora_on_the_offline_small_model_trains_a_fraction_of_what_chapter_07_tr
         for param in with_lora.parameters():
             param.requires_grad = False
         ch08.replace_linear_with_lora(with_lora, rank=lora.rank, alpha=lora.alpha)
-    assert trainable(with_lora) < trainable(chapter_07) / 4
+    assert count_trainable(with_lora) < count_trainable(chapter_07) / 4
     assert pick_lora_settings("gpt2").rank == 16 and pick_lora_settings("gpt2").alpha == 16  # the book's

@@ -32,7 +32,7 @@ CELLS = {
     # What the carry-over cells and section 4 would bring: the course's reference, a small model.
     "earlier": "from grader.reference.ch04_gpt_model import GPTModel\n"
                "from grader.reference.ch05_pretraining import text_to_token_ids\n"
-               "from gptcourse.pretrain import count_parameters\n"
+               "from gptcourse.pretrain import count_parameters, count_trainable\n"
                "device = torch.device('cpu')\n"
                f"base_cfg = dict(vocab_size=50257, context_length=16, emb_dim={EMB_DIM}, n_heads=2, n_layers=2, "
                "drop_rate=0.0, qkv_bias=False)",
