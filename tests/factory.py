@@ -209,10 +209,15 @@ def run_grader(paths, out, *extra):
     return start_grader(paths, out, *extra).records()
 
 
-class start_grader:
+def start_grader(paths, out, *extra):
     """The grader's command line started in the background, for a test with other slow work to
-    do meanwhile (nbgrader's autograde of the same submissions, say); records() waits for it and
-    returns the task records, as run_grader does."""
+    do meanwhile (nbgrader's autograde of the same submissions, say)."""
+    return BackgroundGrader(paths, out, *extra)
+
+
+class BackgroundGrader:
+    """A running `python -m grader grade`: records() waits for it and returns the task records, as
+    run_grader does; stop() ends it when nothing will ask for them."""
 
     def __init__(self, paths, out, *extra):
         self.out = Path(out)

@@ -10,7 +10,6 @@ autogrades it with a fixed seed on the CPU, the course grader grades the same su
 folder with the same seed, and every task's score must match, as must its maximum.
 """
 import json
-import queue
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -178,27 +177,17 @@ def autograde_two_at_a_time(root, submissions):
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
         for student in submissions:
             gradebook.update_or_create_student(student)
-    # The chapters with the most to run first (chapter 05 trains, in its demos), so that the two
-    # queues end together.
+    # The chapters with the most to run first (chapter 05 trains, in its demos): the pool hands the
+    # next chapter to whichever process is free, so the two end together.
     notebooks = {chapter: sum(chapter in chapters for chapters, _ in submissions.values()) for chapter in CHAPTERS}
-    waiting = queue.Queue()
-    for chapter in sorted(CHAPTERS, key=lambda c: (c not in DEMO_CHAPTERS, -notebooks[c])):
-        waiting.put(chapter)
-
-    def autograde_waiting():
-        while True:
-            try:
-                chapter = waiting.get_nowait()
-            except queue.Empty:
-                return
-            nbgrader_course.autograde(root, chapter, env=environment, timeout=TIMEOUT)
-
+    longest_first = sorted(CHAPTERS, key=lambda c: (c not in DEMO_CHAPTERS, -notebooks[c]))
     # One torch thread per kernel, as the course grader gives each worker: two kernels of two
     # threads each, beside the grader, would fight over the two cores.
     environment = dict(nbgrader_course.grading_env(SEED, "cpu"), OMP_NUM_THREADS="1")
     with ThreadPoolExecutor(2) as pool:
-        for finished in [pool.submit(autograde_waiting) for _ in range(2)]:
-            finished.result()  # raises what an autograde raised
+        # list() waits for every chapter and raises what an autograde raised.
+        list(pool.map(lambda chapter: nbgrader_course.autograde(root, chapter, env=environment, timeout=TIMEOUT),
+                      longest_first))
 
 
 @pytest.fixture(scope="module")
