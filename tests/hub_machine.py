@@ -137,7 +137,8 @@ def nbgrader_as(hub_dir, name, *args, cwd=None, extra_env=None):
 
 
 def passwords(hub_dir):
-    lines = (hub_dir / "passwords.csv").read_text().splitlines()[1:]
+    """{account: first password}, as init wrote them for root in the hub's private state."""
+    lines = (hub_dir / course_hub.STATE / "passwords.csv").read_text().splitlines()[1:]
     return dict(line.split(",", 1) for line in lines)
 
 
@@ -182,3 +183,14 @@ class RunningHub:
         except subprocess.TimeoutExpired:
             self.process.kill()
             raise AssertionError(f"hub start did not stop within {timeout} s of Ctrl-C:\n{self.log()}") from None
+
+
+def self_signed_certificate(folder, name="localhost"):
+    """A certificate and key made here with openssl (valid two days, for `name` and 127.0.0.1)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN={name}",
+                    "-addext", f"subjectAltName=DNS:{name},IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    os.chmod(key, 0o600)
+    return str(cert), str(key)

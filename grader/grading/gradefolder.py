@@ -79,12 +79,13 @@ def read_run(out_dir, required=True):
     return run
 
 
-def write_atomically(path, data):
+def write_atomically(path, data, mode=None):
     """Write a whole file or nothing: a temporary file beside it, then a rename over it.
 
     The rename replaces whatever is at `path` (a file, or a link someone put there) in one
     step, so readers never see half a file and nothing written there before survives.
-    `data` is text (written as UTF-8) or bytes (written exactly as they are).
+    `data` is text (written as UTF-8) or bytes (written exactly as they are). `mode` (0o600
+    for a secret) is the file's mode from its creation on; by default the umask decides.
     """
     folder = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix=".writing-", dir=folder)
@@ -92,7 +93,7 @@ def write_atomically(path, data):
         # mkstemp makes the file private (0600); a grade file gets the mode any new file of this
         # user gets (0644 under the usual umask), so that teaching assistants sharing the folder
         # can read it.
-        os.fchmod(handle, 0o666 & ~current_umask())
+        os.fchmod(handle, 0o666 & ~current_umask() if mode is None else mode)
         if isinstance(data, bytes):
             f = os.fdopen(handle, "wb")
         else:

@@ -6,15 +6,16 @@
 
 `init` (as root: it creates unix accounts) writes into DIR what the hub needs: its
 jupyterhub_config.py and hub.json, the Jupyter and nbgrader configuration each role's server
-reads (jupyter/instructor, jupyter/student), nbgrader's exchange, and the passwords or the
-access code it made (readable by root alone). It creates nbgrader's groups (formgrade-<course>
-for instructors, nbgrader-<course> for students), the accounts with private homes, and the
-instructor's nbgrader course directory with every chapter generated; a workshop's participants
-find the workshop edition in their homes. Nothing here is a hub, proxy or exchange of its own:
-JupyterHub, configurable-http-proxy and nbgrader do the work.
+reads (jupyter/instructor, jupyter/student), nbgrader's exchange with the course's folders,
+a systemd unit, and, in DIR/state (root alone may enter it), the hub's secrets: the cookie
+secret, the proxy's token, the passwords or the access code it made. It creates nbgrader's
+groups (formgrade-<course> for instructors, nbgrader-<course> for students), the accounts with
+private homes, and the instructor's nbgrader course directory with every chapter generated; a
+workshop's participants find the workshop edition in their homes. Whatever lands in a user's
+home is written by that user's own process (accounts.run_as), never by root. Nothing here is a
+hub, proxy or exchange of its own: JupyterHub, configurable-http-proxy and nbgrader do the work.
 """
-import csv
-import grp
+import ipaddress
 import json
 import os
 import pwd
@@ -22,11 +23,17 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
+import stat
 import subprocess
 import sys
 import time
 
 from gptcourse.lab_settings import turn_off_jupyter_news
+from grader.grading.gradefolder import write_atomically
+from grader.hub import accounts
+from grader.hub.accounts import AccountError
+from grader.hub.course_directory import NO_SECOND_CAP
 from grader.paths import ROOT
 
 COURSE_ID = "gpt-from-scratch"  # grader/nbgrading/nbgrader_config.py's CourseDirectory.course_id
@@ -34,18 +41,37 @@ INSTRUCTOR_GROUP = f"formgrade-{COURSE_ID}"
 STUDENT_GROUP = f"nbgrader-{COURSE_ID}"
 HERE = os.path.dirname(os.path.abspath(__file__))
 HUB_CONFIG = os.path.join(HERE, "jupyterhub_config.py")
+# The hub's private files, in DIR/state (0700, root's): none of them may reach a user. The
+# database holds every user's tokens; with the cookie secret anyone could forge any login.
+STATE = "state"
+PRIVATE_FILES = ["jupyterhub.sqlite", "jupyterhub_cookie_secret", "jupyterhub-proxy.pid", "proxy_token",
+                 "passwords.csv", "access_code", "admin_password", "accounts"]
+SYSTEMD_UNIT = "gpt-course-hub.service"
 # What students may read of the course's checkout: the interpreter's environment and the student
 # package. Every other top-level folder (the masters, the grader with its hidden tests and
 # reference, the corpus, git's history) is for the instructors' group only.
 OPEN_TO_STUDENTS = {".venv", "course"}
 # nbgrader's pieces students do not use: creating assignments, the formgrader, the course list.
+# The instructors do not get the formgrader's JupyterLab panel either: it shows the formgrader in
+# a frame, which a hub on one address must forbid (a user's page could frame another's server);
+# they open the formgrader in a browser tab of its own (FORMGRADER_URL).
 INSTRUCTOR_ONLY_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
                                "@jupyter/nbgrader:course-list"]
+FRAMED_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader"]
+FORMGRADER_URL = "/hub/user-redirect/formgrader"  # JupyterHub sends each user to their own server's
 INSTRUCTOR_ONLY_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
+# Every server: a kernel running a cell keeps its server from being stopped as idle.
+SERVER_EXTENSIONS = {"gptcourse.busy_kernels": True}
 # The memory a kernel may use beyond what it holds when it starts, and the seconds a task may run:
 # the course grader's defaults (python -m grader grade --memory-mb, --timeout).
 KERNEL_MEMORY_MB = 2048
 TASK_TIMEOUT = 60
+IDLE_TIMEOUT = 3600  # a server nobody used for an hour is stopped (never one whose kernel is busy)
+# nbgrader's modes for the course's folders in the exchange, as its first release makes them:
+# outbound readable by all, inbound writable but not listable (setgid: submissions get its
+# group), feedback enterable but not listable. Made at init, owned by the instructor, so that no
+# student can make them first.
+EXCHANGE_FOLDERS = {"": 0o755, "outbound": 0o755, "inbound": 0o2733, "feedback": 0o711}
 
 
 class HubError(Exception):
@@ -63,13 +89,23 @@ def add_parser(commands):
     i.add_argument("--workshop", type=int, metavar="N", help="a workshop room of N participants, one access code")
     i.add_argument("--participant-prefix", default="participant", metavar="PREFIX",
                    help="the participants' account names: PREFIX01 to PREFIXN (default: participant)")
-    i.add_argument("--instructor", default="instructor", help="the instructor's account (default: instructor)")
+    i.add_argument("--instructor", default="instructor",
+                   help="the instructor's account, the hub's admin; in a workshop, the host's (default: instructor)")
+    i.add_argument("--adopt", action="store_true",
+                   help="let the hub use existing accounts it did not create (never system accounts)")
     i.add_argument("--port", type=int, default=8000, help="the hub's port (default 8000)")
-    i.add_argument("--ip", default="127.0.0.1", help="the address it listens on (default 127.0.0.1; 0.0.0.0: all)")
+    i.add_argument("--ip", default="127.0.0.1",
+                   help="the address it listens on (default 127.0.0.1; another needs --ssl-cert or --behind-tls-proxy)")
+    i.add_argument("--ssl-cert", metavar="FILE", help="serve HTTPS with this certificate (PEM, the full chain)")
+    i.add_argument("--ssl-key", metavar="FILE", help="... and this private key (PEM, readable by root alone)")
+    i.add_argument("--behind-tls-proxy", action="store_true",
+                   help="plain HTTP on a network address, because a proxy in front of the hub serves HTTPS")
     i.add_argument("--task-timeout", type=int, default=TASK_TIMEOUT,
                    help=f"seconds a task may run in Validate and autograde (default {TASK_TIMEOUT}, as the grader's --timeout)")
     i.add_argument("--memory-mb", type=int, default=KERNEL_MEMORY_MB,
                    help=f"memory each kernel may use, beyond what it holds at start (default {KERNEL_MEMORY_MB})")
+    i.add_argument("--idle-timeout", type=int, default=IDLE_TIMEOUT, metavar="SECONDS",
+                   help=f"stop a server unused this long, never one whose kernel is busy (default {IDLE_TIMEOUT}; 0: never)")
     s = verbs.add_parser("start", help="start the hub written by init; Ctrl-C stops it and everything it started")
     s.add_argument("dir", metavar="DIR")
 
@@ -78,97 +114,169 @@ def main(args):
     try:
         if args.hub_command == "init":
             summary = init(args.dir, roster=args.roster, workshop=args.workshop, instructor=args.instructor,
-                           participant_prefix=args.participant_prefix,
-                           port=args.port, ip=args.ip, memory_mb=args.memory_mb, task_timeout=args.task_timeout)
+                           participant_prefix=args.participant_prefix, adopt=args.adopt,
+                           port=args.port, ip=args.ip, ssl_cert=args.ssl_cert, ssl_key=args.ssl_key,
+                           behind_tls_proxy=args.behind_tls_proxy, memory_mb=args.memory_mb,
+                           task_timeout=args.task_timeout, idle_timeout=args.idle_timeout)
             print(summary)
             return 0
         return start(args.dir)
-    except HubError as exc:
+    except (HubError, AccountError) as exc:
         print(f"hub {args.hub_command}: {exc}", file=sys.stderr)
         return 2
 
 
 # -- init --------------------------------------------------------------------------------------------
 
-def init(hub_dir, roster=None, workshop=None, instructor="instructor", participant_prefix="participant", port=8000,
-         ip="127.0.0.1", memory_mb=KERNEL_MEMORY_MB, task_timeout=TASK_TIMEOUT):
-    """Write a hub into `hub_dir` and create its accounts; returns what to tell the instructor."""
+def init(hub_dir, roster=None, workshop=None, instructor="instructor", participant_prefix="participant", adopt=False,
+         port=8000, ip="127.0.0.1", ssl_cert=None, ssl_key=None, behind_tls_proxy=False,
+         memory_mb=KERNEL_MEMORY_MB, task_timeout=TASK_TIMEOUT, idle_timeout=IDLE_TIMEOUT):
+    """Write a hub into `hub_dir` and create its accounts; returns what to tell the instructor.
+    Everything that can be checked is checked before the machine is changed."""
     if os.geteuid() != 0:
         raise HubError("init creates unix accounts and the exchange: run it as root (sudo)")
-    if roster and workshop:
+    if roster and workshop is not None:
         raise HubError("--roster is for a term, --workshop for a room: give one of them")
+    if workshop is not None and workshop < 1:
+        raise HubError(f"--workshop {workshop}: a workshop room needs at least one participant")
+    if not accounts.valid_username(instructor):
+        raise HubError(f"--instructor {instructor!r}: {accounts.USERNAME_RULE}")
+    if idle_timeout < 0:
+        raise HubError("--idle-timeout is a number of seconds (0: never stop an idle server)")
+    tls = _check_tls(ip, ssl_cert, ssl_key, behind_tls_proxy)
     hub_dir = os.path.abspath(hub_dir)
-    os.makedirs(hub_dir, exist_ok=True)
-    os.chmod(hub_dir, 0o755)  # the users' servers read their configuration here
+    state = os.path.join(hub_dir, STATE)
+    students = read_roster(roster) if roster else []
+    if workshop is not None:
+        students = _participant_names(participant_prefix, workshop)
+    if instructor in students:
+        raise HubError(f"{instructor!r} is the instructor's account and a student of the roster")
+    hub_accounts = _hub_accounts(hub_dir)
+    accounts.check_may_use([instructor] + students, hub_accounts, adopt=adopt)
+    proxy = proxy_command()
+
+    _make_private_state(hub_dir)
     _check_readable_by_everyone(os.path.join(hub_dir, "hub.json"))
     _check_readable_by_everyone(sys.executable)
     if os.environ.get("GPTCOURSE_DATA_MIRROR"):  # an offline room's data and tiktoken's files
         _check_readable_by_everyone(os.path.join(os.path.abspath(os.environ["GPTCOURSE_DATA_MIRROR"]), "README.md"))
-    proxy = proxy_command()
-    if workshop:
-        hub = _workshop_hub(hub_dir, workshop, participant_prefix)
+    accounts.ensure_group(INSTRUCTOR_GROUP)
+    accounts.ensure_group(STUDENT_GROUP)
+
+    def record_made(name):
+        hub_accounts.add(name)
+        write_atomically(os.path.join(state, "accounts"), "".join(f"{n}\n" for n in sorted(hub_accounts)), mode=0o600)
+
+    made_before = set(hub_accounts)
+    accounts.ensure_user(instructor, INSTRUCTOR_GROUP, made_before, record_made)
+    for name in students:
+        accounts.ensure_user(name, STUDENT_GROUP, made_before, record_made)
+    _close_checkout()  # before the instructor's course directory: they read the masters as a group member
+    if workshop is not None:
+        hub = _workshop_hub(hub_dir, instructor, students)
     else:
-        hub = _term_hub(hub_dir, read_roster(roster) if roster else [], instructor, task_timeout)
-    hub.update(ip=ip, port=port, proxy=proxy, memory_mb=memory_mb, task_timeout=task_timeout,
-               singleuser=[os.path.join(os.path.dirname(sys.executable), "jupyterhub-singleuser")],
+        hub = _term_hub(hub_dir, instructor, students, task_timeout)
+    hub.update(ip=ip, port=port, proxy=proxy, memory_mb=memory_mb, task_timeout=task_timeout, idle_timeout=idle_timeout,
+               **tls, singleuser=[os.path.join(os.path.dirname(sys.executable), "jupyterhub-singleuser")],
                environment=dict(_server_environment(), JUPYTER_PATH=os.path.join(hub_dir, "jupyter", "data")),
-               exchange=os.path.join(hub_dir, "exchange"),
+               exchange=os.path.join(hub_dir, "exchange"), state=state,
                config_path={role: os.path.join(hub_dir, "jupyter", role) for role in ("instructor", "student")})
-    _make_exchange(hub["exchange"])
+    _make_exchange(hub["exchange"], instructor)
     for role in ("instructor", "student"):
         _write_role_config(hub, role)
     _write_capped_kernel(hub)
-    _close_checkout()
     # No pop-up asking every new user about Jupyter's news over their notebooks: the servers
     # share this environment's JupyterLab, whose defaults make lab's setting too.
     turn_off_jupyter_news()
     _write_json(os.path.join(hub_dir, "hub.json"), hub)
     shutil.copy(HUB_CONFIG, os.path.join(hub_dir, "jupyterhub_config.py"))
+    write_atomically(os.path.join(hub_dir, SYSTEMD_UNIT), systemd_unit(hub_dir))
     return _summary(hub_dir, hub)
 
 
-def _term_hub(hub_dir, students, instructor, task_timeout):
-    """A term: PAM logins, the instructor and the roster's students as unix accounts."""
-    if instructor in students:
-        raise HubError(f"{instructor!r} is the instructor's account and a student of the roster")
-    _ensure_group(INSTRUCTOR_GROUP)
-    _ensure_group(STUDENT_GROUP)
-    passwords = {}
-    for name, group in [(instructor, INSTRUCTOR_GROUP)] + [(s, STUDENT_GROUP) for s in students]:
-        if _ensure_user(name, group):
-            passwords[name] = _new_password(name)
-    _write_passwords(hub_dir, passwords)
-    _make_course_directory(instructor, task_timeout)
-    return {"profile": "term", "users": [instructor] + students, "instructor_group": INSTRUCTOR_GROUP,
-            "groups": {INSTRUCTOR_GROUP: [instructor], STUDENT_GROUP: students},
-            "course_dir": course_directory(instructor)}
+def _check_tls(ip, ssl_cert, ssl_key, behind_tls_proxy):
+    """{ssl_cert, ssl_key} for hub.json; refuses passwords in clear on a network address."""
+    if bool(ssl_cert) != bool(ssl_key):
+        raise HubError("--ssl-cert and --ssl-key go together: the certificate and its private key")
+    if ssl_cert and behind_tls_proxy:
+        raise HubError("--behind-tls-proxy says a proxy in front serves HTTPS: give it, or --ssl-cert, not both")
+    if not ssl_cert:
+        if not _is_loopback(ip) and not behind_tls_proxy:
+            raise HubError(f"--ip {ip} serves a network, and logins (passwords, the room's access code) would cross "
+                           f"it in clear: give --ssl-cert FILE --ssl-key FILE, or --behind-tls-proxy if a proxy in "
+                           f"front of the hub serves HTTPS")
+        return {"ssl_cert": None, "ssl_key": None}
+    paths = {"ssl_cert": os.path.abspath(ssl_cert), "ssl_key": os.path.abspath(ssl_key)}
+    for option, path in paths.items():
+        if not os.path.isfile(path):
+            raise HubError(f"--{option.replace('_', '-')} {path}: no such file")
+    if os.stat(paths["ssl_key"]).st_mode & 0o077:
+        raise HubError(f"--ssl-key {paths['ssl_key']} can be read by others than its owner: chmod 600 it first")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(paths["ssl_cert"], paths["ssl_key"])
+    except (ssl.SSLError, OSError) as exc:
+        raise HubError(f"the certificate and key could not be used together ({exc})") from None
+    return paths
 
 
-def _workshop_hub(hub_dir, participants, prefix):
-    """A room: one access code for everyone, PREFIX01..N each with the workshop edition."""
-    if participants < 1:
-        raise HubError("--workshop needs at least one participant")
+def _is_loopback(ip):
+    if ip == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False
+
+
+def _participant_names(prefix, participants):
     names = [f"{prefix}{i:02d}" for i in range(1, participants + 1)]
-    if not _valid_username(names[-1]):
+    if not accounts.valid_username(names[-1]):
         raise HubError(f"{names[-1]!r} is not an account name: choose another --participant-prefix")
-    _ensure_group(STUDENT_GROUP)
-    _ensure_group(INSTRUCTOR_GROUP)
-    edition = os.path.join(hub_dir, "workshop-edition")
+    return names
+
+
+def _hub_accounts(hub_dir):
+    """The accounts this hub made (or adopted): its private list, and the users of a hub.json an
+    earlier init wrote (a hub from before the list was kept)."""
+    found = set()
+    listed = os.path.join(hub_dir, STATE, "accounts")
+    if os.path.exists(listed):
+        with open(listed, encoding="utf-8") as f:
+            found |= {line.strip() for line in f if line.strip()}
+    if os.path.exists(os.path.join(hub_dir, "hub.json")):
+        found |= set(_read_json(os.path.join(hub_dir, "hub.json")).get("users", []))
+    return found
+
+
+def _term_hub(hub_dir, instructor, students, task_timeout):
+    """A term: PAM logins, the instructor and the roster's students as unix accounts."""
+    accounts.give_first_passwords([instructor] + students, os.path.join(hub_dir, STATE, "passwords.csv"))
+    course = _make_course_directory(instructor, task_timeout)
+    return {"profile": "term", "users": [instructor] + students, "instructor_group": INSTRUCTOR_GROUP,
+            "groups": {INSTRUCTOR_GROUP: [instructor], STUDENT_GROUP: students}, "course_dir": course}
+
+
+def _workshop_hub(hub_dir, host, participants):
+    """A room: one access code for everyone, PREFIX01..N each with the workshop edition; the
+    host is the hub's admin, with a password of their own."""
     from grader.authoring.workshop import write_workshop
 
+    edition = os.path.join(hub_dir, "workshop-edition")
     write_workshop(edition)
-    for name in names:
-        _ensure_user(name, STUDENT_GROUP)
+    for name in participants:
         _give_copy(edition, name, "workshop")
-    code_path = os.path.join(hub_dir, "access_code")
-    if not os.path.exists(code_path):
-        _write_private(code_path, secrets.token_urlsafe(9) + "\n")
-    return {"profile": "workshop", "users": names, "instructor_group": INSTRUCTOR_GROUP,
-            "groups": {INSTRUCTOR_GROUP: [], STUDENT_GROUP: names}, "mem_limit": "3G", "cpu_limit": 1.0}
+    state = os.path.join(hub_dir, STATE)
+    _write_secret_once(os.path.join(state, "access_code"), secrets.token_urlsafe(9))
+    # JupyterHub asks an admin's password to be at least 32 characters.
+    _write_secret_once(os.path.join(state, "admin_password"), secrets.token_urlsafe(24))
+    return {"profile": "workshop", "users": [host] + participants, "instructor_group": INSTRUCTOR_GROUP,
+            "groups": {INSTRUCTOR_GROUP: [host], STUDENT_GROUP: participants}, "mem_limit": "3G", "cpu_limit": 1.0}
 
 
 def read_roster(path):
     """The usernames of a roster CSV (a 'username' column; other columns are ignored)."""
+    import csv
+
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             rows = list(csv.DictReader(f))
@@ -180,17 +288,11 @@ def read_roster(path):
         raise HubError(f"the roster {path} needs a 'username' column (one unix account name per student)")
     names = [row["username"].strip() for row in rows if (row.get("username") or "").strip()]
     for name in names:
-        if not _valid_username(name):
-            raise HubError(f"the roster names {name!r}: an account name is lower-case letters, digits, "
-                           f"'_' and '-', starting with a letter, at most 32 characters")
+        if not accounts.valid_username(name):
+            raise HubError(f"the roster names {name!r}: {accounts.USERNAME_RULE}")
     if len(set(names)) != len(names):
         raise HubError(f"the roster {path} names a student twice")
     return names
-
-
-def _valid_username(name):
-    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
-    return 0 < len(name) <= 32 and name[0].isalpha() and name.islower() and set(name) <= allowed
 
 
 def _server_environment():
@@ -215,19 +317,67 @@ def proxy_command():
     return [found]
 
 
-# -- the exchange and the configuration each role reads --------------------------------------------
+# -- the hub's folder: private state, the exchange, what each role's server reads ------------------
 
-def _make_exchange(path):
-    """nbgrader's exchange: everyone may create entries, nobody may remove another's (sticky bit,
-    as /tmp). nbgrader makes the course's folders in it (inbound: write-only for students)."""
+def _make_private_state(hub_dir):
+    """DIR (everyone may read the servers' configuration in it) and DIR/state, root's alone, with
+    the cookie secret and the proxy's token made before the first start. The secrets of a hub
+    written before state/ existed move in there."""
+    state = os.path.join(hub_dir, STATE)
+    for folder, mode in ((hub_dir, 0o755), (state, 0o700)):
+        os.makedirs(folder, mode=mode, exist_ok=True)
+        if os.path.islink(folder) or os.stat(folder).st_uid != 0:
+            raise HubError(f"{folder} must be a folder of root's (it holds the hub's configuration and secrets)")
+        os.chmod(folder, mode)
+    for name in PRIVATE_FILES:
+        if os.path.lexists(os.path.join(hub_dir, name)) and not os.path.lexists(os.path.join(state, name)):
+            os.replace(os.path.join(hub_dir, name), os.path.join(state, name))
+    _write_secret_once(os.path.join(state, "jupyterhub_cookie_secret"), secrets.token_hex(32))
+    _write_secret_once(os.path.join(state, "proxy_token"), secrets.token_hex(32))
+
+
+def _write_secret_once(path, secret):
+    """A secret, 0600 from the moment the file exists; kept if an earlier init made it."""
+    if not os.path.exists(path):
+        write_atomically(path, secret + "\n", mode=0o600)
+    os.chmod(path, 0o600)
+
+
+def _make_exchange(path, instructor):
+    """nbgrader's exchange: its root open to all, with the sticky bit, as nbgrader's release wants
+    it; the course's folders in it made now, owned by the instructor, with the modes nbgrader's
+    first release gives them. A student who made the course's folder first would block every
+    release and could offer classmates a notebook of their own: init refuses to go on."""
     os.makedirs(path, exist_ok=True)
+    if os.path.islink(path) or os.stat(path).st_uid != 0:
+        raise HubError(f"the exchange {path} must be a folder of root's")
     os.chmod(path, 0o1777)
+    account = pwd.getpwnam(instructor)
+    course = os.path.join(path, COURSE_ID)
+    if os.path.lexists(course):
+        found = os.lstat(course)
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != account.pw_uid:
+            owner = _owner_name(found.st_uid)
+            raise HubError(f"{course} was made by {owner}, not by the instructor {instructor}: whoever made it "
+                           f"decides what students fetch. Look at it, remove it (rm -r), then run init again")
+        return
+    # Made by root inside root's exchange (nobody else can touch an entry of root's there: the
+    # sticky bit), and given to the instructor last, when everything is in place.
+    made = []
+    for name, mode in EXCHANGE_FOLDERS.items():
+        folder = os.path.join(course, name) if name else course
+        os.mkdir(folder)
+        os.chmod(folder, mode)
+        made.append(folder)
+    for folder in reversed(made):
+        os.chown(folder, account.pw_uid, account.pw_gid, follow_symlinks=False)
 
 
-# Every kernel of the hub starts with the grader's memory cap already (its python3 kernel, below):
-# nbgrader must not add the same arguments again (a kernel given them twice refuses to start).
-_NO_SECOND_CAP = ["# The hub's python3 kernel has the grader's memory cap (grader/hub/commands.py): nbgrader adds none.",
-                  "c.Execute.extra_arguments = []"]
+def _owner_name(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _write_role_config(hub, role):
@@ -239,7 +389,7 @@ def _write_role_config(hub, role):
         "c = get_config()  # noqa: F821",
         f"c.CourseDirectory.course_id = {COURSE_ID!r}",
         f"c.Exchange.root = {hub['exchange']!r}",
-        *_NO_SECOND_CAP,
+        *NO_SECOND_CAP,
         "# Validate stops a cell that runs as long as the grader lets a task run, and says so in words.",
         f"c.Execute.timeout = {hub['task_timeout']}",
         "c.Execute.error_on_timeout = " + repr({
@@ -248,19 +398,17 @@ def _write_role_config(hub, role):
     ]
     if role == "instructor" and hub.get("course_dir"):
         nbgrader += [f"c.CourseDirectory.root = {hub['course_dir']!r}",
-                     "# collect keeps only submissions made by the student they name (grader/hub/commands.py).",
+                     "# collect keeps only submissions made by the student they name (grader/hub/collect.py).",
                      "c.ExchangeFactory.collect = 'grader.hub.collect.OwnerCheckedCollect'"]
     _write(os.path.join(folder, "nbgrader_config.py"), "\n".join(nbgrader) + "\n")
-    server = ["c = get_config()  # noqa: F821"]
-    if role == "instructor":
-        # JupyterHub's servers forbid every page to be shown in a frame, by default; nbgrader's
-        # formgrader is a page of the instructor's own server shown in a frame of their JupyterLab.
-        server.append("c.ServerApp.tornado_settings = {'headers': {'Content-Security-Policy': \"frame-ancestors 'self'\"}}")
+    # No Content-Security-Policy here: JupyterHub's servers send frame-ancestors 'none', so that no
+    # page on the hub's address can show another user's server in a frame.
+    extensions = dict(SERVER_EXTENSIONS)
     if role == "student":
-        server.append("c.ServerApp.jpserver_extensions.update("
-                      + repr({name: False for name in INSTRUCTOR_ONLY_SERVER_EXTENSIONS}) + ")")
+        extensions.update({name: False for name in INSTRUCTOR_ONLY_SERVER_EXTENSIONS})
+    server = ["c = get_config()  # noqa: F821", f"c.ServerApp.jpserver_extensions.update({extensions!r})"]
     _write(os.path.join(folder, "jupyter_server_config.py"), "\n".join(server) + "\n")
-    disabled = INSTRUCTOR_ONLY_LAB_PLUGINS if role == "student" else []
+    disabled = INSTRUCTOR_ONLY_LAB_PLUGINS if role == "student" else FRAMED_LAB_PLUGINS
     _write_json(os.path.join(folder, "labconfig", "page_config.json"),
                 {"disabledExtensions": {name: True for name in disabled}})
 
@@ -277,85 +425,71 @@ def _write_capped_kernel(hub):
                  "metadata": {"debugger": True}})
 
 
+def systemd_unit(hub_dir):
+    """A systemd service for the hub, after The Littlest JupyterHub's: started at boot, started
+    again whenever it stops, with the machine's kernel settings and modules out of its reach."""
+    keep = {name: value for name, value in _server_environment().items() if name != "PATH"}
+    environment = "".join(f"Environment={name}={value}\n" for name, value in sorted(keep.items()))
+    return f"""# The course hub in {hub_dir} as a systemd service (written by python -m grader hub init).
+# Install:  cp {os.path.join(hub_dir, SYSTEMD_UNIT)} /etc/systemd/system/
+#           systemctl daemon-reload && systemctl enable --now {SYSTEMD_UNIT}
+# Log:      journalctl -u {SYSTEMD_UNIT} -f
+[Unit]
+Description=The GPT course's JupyterHub ({hub_dir})
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+User=root
+WorkingDirectory={os.path.join(hub_dir, STATE)}
+{environment}ExecStart={sys.executable} -m grader hub start {hub_dir}
+Restart=always
+RestartSec=5
+# hub start stops the proxy, every server and every kernel on SIGTERM; systemd waits for it.
+TimeoutStopSec=120
+# The users' servers run inside this service: a private /tmp shared by them, no kernel tunables
+# or modules. No PrivateDevices (a GPU is a device) and no NoNewPrivileges (a student's terminal
+# may run passwd, which is setuid).
+PrivateTmp=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectControlGroups=yes
+ProtectSystem=full
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
 def course_directory(instructor):
     return os.path.join(pwd.getpwnam(instructor).pw_dir, COURSE_ID)
 
 
 def _make_course_directory(instructor, task_timeout):
-    """The instructor's nbgrader course directory, every chapter generated, owned by them; its
-    nbgrader_config.py is the course's, with this hub's time limit per task and kernel."""
-    from grader.nbgrading import course as nbgrader_course
-
+    """The instructor's nbgrader course directory, every chapter generated: made by the
+    instructor's own process (it lies in their home), kept when an earlier init made it."""
     path = course_directory(instructor)
-    if not os.path.exists(os.path.join(path, "gradebook.db")):
-        nbgrader_course.make_course(path)
-        with open(os.path.join(path, "nbgrader_config.py"), "a", encoding="utf-8") as f:
-            f.write("\n# In the course hub (python -m grader hub init):\n" + "\n".join(_NO_SECOND_CAP) + "\n"
-                    f"c.CourseExecute.task_timeout = {task_timeout}\n")
-    _chown_tree(path, instructor)
-
-
-# -- unix accounts and permissions ------------------------------------------------------------------
-
-def _ensure_group(name):
-    try:
-        grp.getgrnam(name)
-    except KeyError:
-        subprocess.run(["groupadd", name], check=True)
-
-
-def _ensure_user(name, group):
-    """Create the account (home readable by its owner alone) unless it exists; True if created."""
-    try:
-        pwd.getpwnam(name)
-        created = False
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--groups", group, name], check=True)
-        created = True
-    subprocess.run(["usermod", "--append", "--groups", group, name], check=True)
-    os.chmod(pwd.getpwnam(name).pw_dir, 0o700)  # Debian's useradd leaves homes readable by all
-    return created
-
-
-def _new_password(name):
-    password = secrets.token_urlsafe(12)
-    subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True)
-    return password
-
-
-def _write_passwords(hub_dir, passwords):
-    """passwords.csv (root only): the first password of each account init created."""
-    if not passwords:
-        return
-    path = os.path.join(hub_dir, "passwords.csv")
-    known = {}
-    if os.path.exists(path):
-        with open(path, newline="", encoding="utf-8") as f:
-            known = {row["username"]: row["password"] for row in csv.DictReader(f)}
-    known.update(passwords)
-    lines = ["username,password"] + [f"{name},{password}" for name, password in sorted(known.items())]
-    _write_private(path, "\n".join(lines) + "\n")
+    env = dict(_server_environment(), PATH=os.path.dirname(sys.executable) + os.pathsep + "/usr/local/bin:/usr/bin:/bin")
+    accounts.run_as(instructor, [sys.executable, "-m", "grader.hub.course_directory", path,
+                                 "--task-timeout", str(task_timeout)],
+                    f"making the instructor's course directory {path} (as {instructor})", env=env, timeout=900)
+    return path
 
 
 def _give_copy(folder, user, name):
-    """A copy of `folder` in the user's home, as home/<name>, owned by the user."""
-    account = pwd.getpwnam(user)
-    target = os.path.join(account.pw_dir, name)
-    if not os.path.exists(target):
-        shutil.copytree(folder, target)
-    _chown_tree(target, user)
-
-
-def _chown_tree(path, user):
-    account = pwd.getpwnam(user)
-    for folder, _, files in os.walk(path):
-        for entry in [folder] + [os.path.join(folder, f) for f in files]:
-            os.chown(entry, account.pw_uid, account.pw_gid)
+    """A copy of `folder` in the user's home, as home/<name>, made by the user: unless something
+    is there already, whatever it is (a link included: the user's own business)."""
+    target = os.path.join(pwd.getpwnam(user).pw_dir, name)
+    if not os.path.lexists(target):
+        accounts.run_as(user, ["cp", "-R", "--no-dereference", folder, target],
+                        f"copying the workshop edition into {user}'s home")
 
 
 def _close_checkout():
     """The checkout's masters, grader (hidden tests, reference) and history: for the instructors'
     group only. Students keep what their servers run: the environment and the student package."""
+    import grp
+
     gid = grp.getgrnam(INSTRUCTOR_GROUP).gr_gid
     for entry in sorted(os.listdir(ROOT)):
         path = os.path.join(ROOT, entry)
@@ -386,55 +520,69 @@ def _check_readable_by_everyone(path):
 # -- files ------------------------------------------------------------------------------------------
 
 def _write(path, text):
+    """A file every user's server may read (never a secret: those go to state/)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_atomically(path, text, mode=0o644)
 
 
 def _write_json(path, data):
     _write(path, json.dumps(data, indent=1) + "\n")
 
 
-def _write_private(path, text):
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as f:
-        f.write(text)
+def hub_url(hub):
+    scheme = "https" if hub.get("ssl_cert") else "http"
+    return f"{scheme}://{hub['ip']}:{hub['port']}"
 
 
 def _summary(hub_dir, hub):
+    state = os.path.join(hub_dir, STATE)
     lines = [f"hub written in {hub_dir} ({hub['profile']}: {len(hub['users'])} accounts)",
              f"start it with: python -m grader hub start {hub_dir}",
-             f"then open http://{hub['ip']}:{hub['port']}/"]
+             f"  (or as a systemd service: {os.path.join(hub_dir, SYSTEMD_UNIT)} says how)",
+             f"then open {hub_url(hub)}/"]
+    instructor = hub["groups"][INSTRUCTOR_GROUP][0]
     if hub["profile"] == "workshop":
-        lines.append(f"the room's access code is in {os.path.join(hub_dir, 'access_code')} (root only); "
-                     f"participants log in as {hub['users'][0]} to {hub['users'][-1]}")
+        lines.append(f"the room's access code is in {os.path.join(state, 'access_code')} (root only); "
+                     f"participants log in as {hub['users'][1]} to {hub['users'][-1]}")
+        lines.append(f"the host logs in as {instructor}, the hub's admin, with the password in "
+                     f"{os.path.join(state, 'admin_password')} (root only)")
     else:
-        lines.append(f"first passwords of the new accounts: {os.path.join(hub_dir, 'passwords.csv')} (root only)")
+        lines.append(f"first passwords of the new accounts: {os.path.join(state, 'passwords.csv')} (root only)")
         lines.append(f"the instructor's nbgrader course directory: {hub['course_dir']}")
+        lines.append(f"the formgrader, in a browser tab of its own: {hub_url(hub)}{FORMGRADER_URL}")
     return "\n".join(lines)
 
 
 # -- start ------------------------------------------------------------------------------------------
 
 def start(hub_dir, ready=None):
-    """Run the hub in `hub_dir` until Ctrl-C (or SIGTERM); then stop it, its proxy and every server
-    and kernel it started. `ready`, if given, is called with the hub's process once it answers."""
+    """Run the hub in `hub_dir` until Ctrl-C, SIGTERM or SIGHUP (a closed terminal); then stop it,
+    its proxy and every server and kernel it started. `ready`, if given, is called with the hub's
+    process once it answers."""
     hub_dir = os.path.abspath(hub_dir)
     config = os.path.join(hub_dir, "jupyterhub_config.py")
     if not os.path.exists(config):
         raise HubError(f"{hub_dir} holds no hub: write one with python -m grader hub init {hub_dir}")
     if os.geteuid() != 0:
         raise HubError("start it as root (sudo): the hub logs users in with PAM and starts each one's server as them")
+    state = os.path.join(hub_dir, STATE)
+    if not os.path.isdir(state):
+        raise HubError(f"{hub_dir} was written by an older hub init: run python -m grader hub init on it again "
+                       f"(it moves the hub's secrets into {state}, which root alone may enter)")
     hub = _read_json(os.path.join(hub_dir, "hub.json"))
-    command = [os.path.join(os.path.dirname(sys.executable), "jupyterhub"), "-f", config,
+    # --upgrade-db: a JupyterHub upgraded since the last start brings its database up to date
+    # (it keeps a backup beside it) instead of refusing to start.
+    command = [os.path.join(os.path.dirname(sys.executable), "jupyterhub"), "-f", config, "--upgrade-db",
                f"--JupyterHub.hub_bind_url=http://127.0.0.1:{free_port()}",
                f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{free_port()}"]
-    process = subprocess.Popen(command, cwd=hub_dir, start_new_session=True)
+    # In state/: whatever jupyterhub writes beside its database stays root's alone.
+    process = subprocess.Popen(command, cwd=state, start_new_session=True)
     stop_requested = []
-    previous = {sig: signal.signal(sig, lambda *_: stop_requested.append(True)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, lambda *_: stop_requested.append(True))
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         _wait_until_it_answers(process, hub, stop_requested)
-        print(f"the hub answers at http://{hub['ip']}:{hub['port']}/ (Ctrl-C stops it)", flush=True)
+        print(f"the hub answers at {hub_url(hub)}/ (Ctrl-C stops it)", flush=True)
         if ready:
             ready(process)
         while process.poll() is None and not stop_requested:
@@ -480,12 +628,15 @@ def _wait_until_it_answers(process, hub, stop_requested, timeout=120):
     import urllib.request
 
     deadline = time.monotonic() + timeout
-    url = f"http://{'127.0.0.1' if hub['ip'] == '0.0.0.0' else hub['ip']}:{hub['port']}/hub/health"
+    local = dict(hub, ip="127.0.0.1" if hub["ip"] in ("0.0.0.0", "::") else hub["ip"])
+    url = hub_url(local) + "/hub/health"
+    # The hub's own health page, asked on this machine: the certificate may name another host.
+    unverified = ssl._create_unverified_context() if hub.get("ssl_cert") else None
     while time.monotonic() < deadline and not stop_requested:
         if process.poll() is not None:
             raise HubError(f"jupyterhub stopped at once (exit {process.returncode}): see its messages above")
         try:
-            with urllib.request.urlopen(url, timeout=5):
+            with urllib.request.urlopen(url, timeout=5, context=unverified):
                 return
         except OSError:
             time.sleep(0.3)

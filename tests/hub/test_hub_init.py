@@ -17,7 +17,7 @@ import pytest
 from browsers import headless_chromium
 from grader.hub import commands as course_hub
 from gptcourse.checking.tasks import chapter_names
-from hub_machine import RunningHub, passwords, python_as
+from hub_machine import RunningHub, passwords, python_as, self_signed_certificate
 from lab_in_browser import free_port
 
 
@@ -65,6 +65,34 @@ def test_the_command_line_reports_a_problem_in_one_line(tmp_path):
     assert result.stderr.strip() == f"hub start: {tmp_path} holds no hub: write one with python -m grader hub init {tmp_path}"
 
 
+@pytest.mark.parametrize("options, problem", [
+    ({"instructor": "Teacher"}, "--instructor 'Teacher': an account name is lower-case"),
+    ({"instructor": "a b"}, "--instructor 'a b'"),
+    ({"workshop": 0}, "--workshop 0: a workshop room needs at least one participant"),
+    ({"ip": "0.0.0.0"}, "logins .* would cross it in clear: give --ssl-cert"),
+    ({"ip": "192.0.2.7"}, "give --ssl-cert FILE --ssl-key FILE, or --behind-tls-proxy"),
+    ({"ssl_cert": "cert.pem"}, "--ssl-cert and --ssl-key go together"),
+    ({"idle_timeout": -1}, "--idle-timeout is a number of seconds"),
+])
+def test_options_it_cannot_use_are_named_before_anything_changes(monkeypatch, tmp_path, options, problem):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)  # each check comes before the first change
+    with pytest.raises(course_hub.HubError, match=problem):
+        course_hub.init(tmp_path / "hub", **options)
+    assert not (tmp_path / "hub").exists()
+
+
+def test_a_private_key_others_can_read_is_refused(monkeypatch, tmp_path):
+    cert, key = self_signed_certificate(tmp_path)
+    os.chmod(key, 0o644)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(course_hub.HubError, match="can be read by others than its owner: chmod 600"):
+        course_hub.init(tmp_path / "hub", ip="0.0.0.0", ssl_cert=cert, ssl_key=key)
+    other_cert, _ = self_signed_certificate(tmp_path / "other")
+    os.chmod(key, 0o600)
+    with pytest.raises(course_hub.HubError, match="could not be used together"):
+        course_hub.init(tmp_path / "hub", ip="0.0.0.0", ssl_cert=other_cert, ssl_key=key)
+
+
 @pytest.mark.slow  # unix accounts, a course directory for every chapter
 def test_a_term_hub(machine):
     folder = machine.folder()
@@ -83,7 +111,7 @@ def test_a_term_hub(machine):
     assert hub["users"] == [machine.instructor] + machine.students and hub["profile"] == "term"
     for user in hub["users"]:
         assert mode(os.path.expanduser(f"~{user}")) == 0o700
-    assert mode(hub_dir / "passwords.csv") == 0o600 and set(passwords(hub_dir)) == set(hub["users"])
+    assert mode(hub_dir / "state" / "passwords.csv") == 0o600 and set(passwords(hub_dir)) == set(hub["users"])
     # The exchange, as nbgrader expects it (everyone writes), with the sticky bit (nobody removes another's).
     assert mode(hub_dir / "exchange") == 0o1777
     # The instructor's course directory: every chapter generated, the instructor's own.
