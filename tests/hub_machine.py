@@ -21,6 +21,7 @@ import pwd
 import secrets
 import shutil
 import signal
+import ssl
 import stat
 import subprocess
 import sys
@@ -148,7 +149,9 @@ class RunningHub:
     def __init__(self, hub_dir, env=None):
         self.hub_dir = hub_dir
         self.hub = json.loads((hub_dir / "hub.json").read_text())
-        self.url = f"http://{self.hub['ip']}:{self.hub['port']}"
+        self.url = course_hub.hub_url(self.hub)
+        # A hub with a certificate made by the test: asked without checking it.
+        self._context = ssl._create_unverified_context() if self.hub.get("ssl_cert") else None
         self.log_path = hub_dir / "hub-test.log"
         with open(self.log_path, "w") as log:
             self.process = subprocess.Popen([sys.executable, "-m", "grader", "hub", "start", str(hub_dir)],
@@ -161,7 +164,7 @@ class RunningHub:
             if self.process.poll() is not None:
                 raise AssertionError(f"hub start ended at once (exit {self.process.returncode}):\n{self.log()}")
             try:
-                with urllib.request.urlopen(self.url + "/hub/health", timeout=5):
+                with urllib.request.urlopen(self.url + "/hub/health", timeout=5, context=self._context):
                     return
             except OSError:
                 time.sleep(0.3)
@@ -176,13 +179,20 @@ class RunningHub:
 
     def press_ctrl_c(self, timeout=90):
         """SIGINT, as Ctrl-C in the terminal; the exit status of `hub start`."""
+        return self._stop_with(signal.SIGINT, "Ctrl-C", timeout)
+
+    def hang_up(self, timeout=90):
+        """SIGHUP, as when the terminal or SSH session that ran `hub start` closes; its exit status."""
+        return self._stop_with(signal.SIGHUP, "SIGHUP", timeout)
+
+    def _stop_with(self, sig, name, timeout):
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(sig)
         try:
             return self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            raise AssertionError(f"hub start did not stop within {timeout} s of Ctrl-C:\n{self.log()}") from None
+            raise AssertionError(f"hub start did not stop within {timeout} s of {name}:\n{self.log()}") from None
 
 
 def self_signed_certificate(folder, name="localhost"):

@@ -7,17 +7,20 @@ that has the grader's memory cap.
 """
 import json
 import os
+import pwd
 import re
 import stat
 import subprocess
 import sys
+import time
 
+import psutil
 import pytest
 
 from browsers import headless_chromium
 from grader.hub import commands as course_hub
 from gptcourse.checking.tasks import chapter_names
-from hub_machine import RunningHub, passwords, python_as, self_signed_certificate
+from hub_machine import RunningHub, as_user, passwords, python_as, self_signed_certificate
 from lab_in_browser import free_port
 
 
@@ -135,41 +138,84 @@ def test_a_term_hub(machine):
     assert passwords(hub_dir) == first
 
 
-@pytest.mark.slow  # a browser, a hub and a kernel
+IDLE_TIMEOUT = 30  # seconds: the room's idle timeout, short so that the test sees a server stopped
+
+
+def servers_of(name):
+    """The running single-user servers of the account `name`, by process."""
+    uid = pwd.getpwnam(name).pw_uid
+    return [p for p in psutil.process_iter(["uids", "cmdline"])
+            if p.info["uids"] and p.info["uids"].real == uid and "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])]
+
+
+def log_in(browser, url, name, password):
+    """A page of a browser context of its own (its own cookies), logged in at the hub; it waits
+    until the user's JupyterLab is there. The hub's certificate is the test's own."""
+    page = browser.new_context(ignore_https_errors=True).new_page()
+    page.goto(url + "/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    page.wait_for_url(f"**/user/{name}/lab**", timeout=180_000)
+    return page
+
+
+def frame_policy(page, url, name):
+    """The Content-Security-Policy the user's server sends with its JupyterLab page."""
+    return page.goto(f"{url}/user/{name}/lab").headers.get("content-security-policy", "")
+
+
+@pytest.mark.slow  # a browser, a hub and three servers
 def test_a_workshop_room(machine):
-    """Two participants, one access code; each finds the workshop edition in their home, logs in
-    with the code, and their kernel has the grader's memory cap."""
-    hub_dir = machine.folder() / "hub"
+    """Two participants and the host, over HTTPS with a certificate made here. One access code
+    for the participants, the admin's password for the host; each participant finds the workshop
+    edition in their home, their kernel has the grader's memory cap, and a user's own Jupyter
+    configuration does not apply. A server left idle is stopped after the idle timeout; a server
+    whose kernel runs a silent cell is kept. SIGHUP (a closed SSH session) stops it all."""
+    folder = machine.folder()
+    cert, key = self_signed_certificate(folder / "tls")
+    hub_dir = folder / "hub"
+    host = machine.instructor
     init = subprocess.run([sys.executable, "-m", "grader", "hub", "init", str(hub_dir), "--workshop", "2",
-                           "--participant-prefix", machine.participant_prefix, "--port", str(free_port()),
-                           "--memory-mb", "512"], capture_output=True, text=True)
+                           "--participant-prefix", machine.participant_prefix, "--instructor", host,
+                           "--port", str(free_port()), "--memory-mb", "512", "--ssl-cert", cert, "--ssl-key", key,
+                           "--idle-timeout", str(IDLE_TIMEOUT)], capture_output=True, text=True)
     assert init.returncode == 0, init.stderr
     hub = json.loads((hub_dir / "hub.json").read_text())
-    assert hub["users"] == [f"{machine.participant_prefix}01", f"{machine.participant_prefix}02"]
-    assert mode(hub_dir / "access_code") == 0o600
-    code = (hub_dir / "access_code").read_text().strip()
-    for user in hub["users"]:
+    first, second = f"{machine.participant_prefix}01", f"{machine.participant_prefix}02"
+    assert hub["users"] == [host, first, second] and hub["groups"][course_hub.INSTRUCTOR_GROUP] == [host]
+    state = hub_dir / course_hub.STATE
+    assert mode(state / "access_code") == 0o600 and mode(state / "admin_password") == 0o600
+    code, admin_password = (state / "access_code").read_text().strip(), (state / "admin_password").read_text().strip()
+    for user in (first, second):
         edition = os.path.expanduser(f"~{user}/workshop")
         assert sorted(os.listdir(edition)) == sorted(f"{c}.ipynb" for c in chapter_names())
         assert os.stat(edition).st_uid == os.stat(os.path.expanduser(f"~{user}")).st_uid
     # The participants cannot read each other's work.
-    first, second = hub["users"]
     result = python_as(hub_dir, first, f"import os; os.listdir(os.path.expanduser('~{second}'))")
     assert "PermissionError" in result.stderr
+    # The second participant's own Jupyter configuration would let any page frame their server.
+    planted = as_user(hub_dir, second, "bash", "-c", "mkdir -p ~/.jupyter && echo \"c.ServerApp.tornado_settings = "
+                      "{'headers': {'Content-Security-Policy': 'frame-ancestors *'}}\" > ~/.jupyter/jupyter_server_config.py")
+    assert planted.returncode == 0, planted.stderr
 
     running = RunningHub(hub_dir)
+    assert running.url.startswith("https://")
     try:
         with headless_chromium("the workshop hub's test (tests/hub/test_hub_init.py)") as browser:
-            page = browser.new_page()
+            page = browser.new_context(ignore_https_errors=True).new_page()  # the certificate the test made
             page.goto(running.url + "/hub/login")
             page.fill("#username_input", first)
             page.fill("#password_input", "not the code")
             page.click("#login_submit")
             assert "Invalid username or password" in page.locator("body").inner_text()
-            page.fill("#username_input", first)
+            page.fill("#username_input", host)  # the code is not the host's password
             page.fill("#password_input", code)
             page.click("#login_submit")
-            page.wait_for_url(f"**/user/{first}/lab**", timeout=180_000)
+            assert "Invalid username or password" in page.locator("body").inner_text()
+            page.close()
+            page = log_in(browser, running.url, first, code)
+            assert page.url.startswith("https://")
             page.goto(f"{running.url}/user/{first}/lab/tree/workshop/02_attention.ipynb")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
             page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=120_000)
@@ -182,8 +228,46 @@ def test_a_workshop_room(machine):
             output = page.locator(".jp-OutputArea-output", has_text="cap ").first
             output.wait_for(timeout=60_000)
             cap = int(re.search(r"cap (-?\d+)", output.inner_text()).group(1))
+            # A long silent cell (a training run that prints nothing), then the tab is closed.
+            page.keyboard.press("Escape")
+            page.keyboard.press("b")
+            page.keyboard.press("Enter")
+            page.keyboard.insert_text("import time; time.sleep(900)")
+            page.keyboard.press("Shift+Enter")
+            page.wait_for_selector("#jp-main-statusbar >> text=Busy", timeout=30_000)
+            page.close()
+            busy_since = time.monotonic()
+
+            page = log_in(browser, running.url, host, admin_password)
+            assert frame_policy(page, running.url, host).startswith("frame-ancestors 'none'")
+            page.close()
+            page = log_in(browser, running.url, second, code)
+            assert frame_policy(page, running.url, second).startswith("frame-ancestors 'none'")
+            page.close()
+        # The hub's database, written by now, is root's alone like the rest of state/.
+        assert (state / "jupyterhub.sqlite").exists()
+        assert "PermissionError" in python_as(hub_dir, first, f"open({str(state / 'jupyterhub.sqlite')!r}, 'rb')").stderr
+        # Idle culling: the second participant's server, idle since its tab closed, is stopped...
+        deadline = time.monotonic() + IDLE_TIMEOUT + 90
+        while servers_of(second) and time.monotonic() < deadline:
+            time.sleep(2)
+        assert not servers_of(second), f"an idle server was not stopped within {IDLE_TIMEOUT + 90} s:\n{running.log()}"
+        # ... and the first's, whose kernel has run a silent cell for longer than the timeout, is kept.
+        assert time.monotonic() - busy_since > IDLE_TIMEOUT + 5
+        assert servers_of(first), f"a server whose kernel was busy was stopped as idle:\n{running.log()}"
+        started = running.started()
     finally:
-        status = running.press_ctrl_c()
+        status = running.hang_up()
     assert status == 0, running.log()
+    # SIGHUP stopped everything the hub started: the proxy, the culler, the servers, the kernel.
+    assert not [p for p in started if alive(p)], "still running after SIGHUP"
     # Capped: what the kernel held once torch was loaded, plus 512 MB (never unlimited, -1).
     assert 512 * 2**20 < cap < 4 * 2**30
+
+
+def alive(process):
+    """Running, and not a zombie (an ended process whose status nobody has read yet)."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
