@@ -5,6 +5,7 @@ saying so); the workshop room is then started, and a participant logs in with th
 code in headless Chromium, finds the workshop edition in their home and runs a cell in a kernel
 that has the grader's memory cap.
 """
+import configparser
 import json
 import os
 import pwd
@@ -131,6 +132,16 @@ def test_a_term_hub(machine):
     # Every kernel starts with the grader's memory cap.
     kernel = json.load(open(os.path.join(hub["environment"]["JUPYTER_PATH"], "kernels", "python3", "kernel.json")))
     assert f"--KernelMemoryCap.memory_mb={course_hub.KERNEL_MEMORY_MB}" in kernel["argv"]
+
+    # The systemd unit: `hub start` on this hub, as root, started again whenever it stops.
+    text = (hub_dir / course_hub.SYSTEMD_UNIT).read_text()
+    unit = configparser.ConfigParser(strict=False, interpolation=None)  # Environment= may repeat
+    unit.read_string(text)
+    assert unit["Service"]["ExecStart"] == f"{sys.executable} -m grader hub start {hub_dir}"
+    assert unit["Service"]["User"] == "root" and unit["Service"]["Restart"] == "always"
+    assert unit["Install"]["WantedBy"] == "multi-user.target"
+    if os.environ.get("GPTCOURSE_DATA_MIRROR"):  # an offline room's data, as the servers get it
+        assert f"\nEnvironment=GPTCOURSE_DATA_MIRROR={os.path.abspath(os.environ['GPTCOURSE_DATA_MIRROR'])}\n" in text
 
     # A second init changes no password and keeps the course directory.
     first = passwords(hub_dir)

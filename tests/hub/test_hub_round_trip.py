@@ -4,7 +4,8 @@
 accounts) and `python -m grader hub start` runs it: JupyterHub, configurable-http-proxy, and
 each user's JupyterLab as that user. Then, through headless Chromium where a person would click:
 
-1. the instructor logs in and releases 02_attention with the formgrader's Release button;
+1. the instructor logs in and releases 02_attention with the formgrader's Release button, in
+   a browser tab of its own (the hub lets no page frame a user's server);
 2. two students log in, open the Assignments tab and fetch it; one solves every task, the other
    leaves a known mistake in Task 2.1 and an endless loop in Task 2.3; both press Validate and
    read the course's messages (the loop stopped, with its line; no traceback), then Submit;
@@ -99,7 +100,8 @@ class User:
 
     def __init__(self, browser, hub, name, password):
         self.name, self.hub = name, hub
-        self.page = browser.new_page(viewport=WINDOW)
+        self.context = browser.new_context(viewport=WINDOW)  # the user's cookies, for each tab they open
+        self.page = self.context.new_page()
         self.page.set_default_timeout(60_000)
         self.page.goto(hub.url + "/hub/login")
         self.page.fill("#username_input", name)
@@ -110,15 +112,19 @@ class User:
 
 
 class Instructor(User):
-    """The instructor in the page: nbgrader's formgrader, in a frame of their JupyterLab."""
+    """The instructor in the page: nbgrader's formgrader, in a browser tab of its own."""
 
     def release(self, chapter):
-        """Nbgrader > Formgrader, then the Release button in the chapter's row."""
-        self.page.get_by_role("menuitem", name="Nbgrader").click()
-        self.page.get_by_role("menuitem", name="Formgrader", exact=True).click()
-        row = self.page.frame_locator("iframe").first.locator("tr", has_text=chapter).first
+        """The formgrader's address in a new tab, then the Release button in the chapter's row.
+        Returns the frame policy the formgrader's page was sent with."""
+        tab = self.context.new_page()
+        response = tab.goto(self.hub.url + course_hub.FORMGRADER_URL)
+        assert tab.url.startswith(f"{self.hub.url}/user/{self.name}/formgrader"), tab.url
+        row = tab.locator("tr", has_text=chapter).first
         row.locator("td.release a").click()
         row.locator("td.status", has_text="released").wait_for()
+        tab.close()
+        return response.headers.get("content-security-policy", "")
 
 
 class Student(User):
@@ -207,8 +213,15 @@ def test_a_class_round_trip_in_the_hub(machine, hub_dir, browser, tmp_path):
     try:
         # 1. The instructor releases the chapter, in the formgrader.
         logins = passwords(hub_dir)
-        Instructor(browser, hub, machine.instructor, logins[machine.instructor]).release(CHAPTER)
-        lap("hub started, chapter released in the formgrader")
+        instructor = Instructor(browser, hub, machine.instructor, logins[machine.instructor])
+        # No page on the hub's address may frame the instructor's server (the formgrader included).
+        assert instructor.release(CHAPTER).startswith("frame-ancestors 'none'")
+        # JupyterLab has no formgrader panel, which could only show an empty frame.
+        instructor.page.get_by_role("menuitem", name="Nbgrader").click()
+        assert instructor.page.get_by_role("menuitem", name="Assignment List").count()
+        assert not instructor.page.get_by_role("menuitem", name="Formgrader", exact=True).count()
+        instructor.page.keyboard.press("Escape")
+        lap("hub started, chapter released in the formgrader's tab")
 
         # 2. Two students: one right everywhere; one with a known mistake and an endless loop.
         right = solutions()
