@@ -37,15 +37,15 @@ def _jupyter_server_extension_points():
     return [{"module": "gptcourse.busy_kernels"}]
 
 
+def mark_busy_kernels_as_activity(serverapp):
+    """Now is the server's last activity if one of its kernels is running a cell."""
+    if any_kernel_busy(serverapp.kernel_manager):
+        serverapp.web_app.settings[SETTING] = datetime.now(timezone.utc)
+
+
 def _load_jupyter_server_extension(serverapp):
     from tornado.ioloop import PeriodicCallback
 
-    settings = serverapp.web_app.settings
-
-    def mark_busy_kernels_as_activity():
-        if any_kernel_busy(serverapp.kernel_manager):
-            settings[SETTING] = datetime.now(timezone.utc)
-
-    PeriodicCallback(mark_busy_kernels_as_activity, check_every_seconds() * 1000).start()
+    PeriodicCallback(lambda: mark_busy_kernels_as_activity(serverapp), check_every_seconds() * 1000).start()
     serverapp.log.info("gptcourse.busy_kernels: a busy kernel counts as activity (checked every %s s)",
                        check_every_seconds())
