@@ -73,7 +73,12 @@ def _place_in_tiktoken_cache(name: str, folder: Path) -> None:
         return  # already there from an earlier session
     source = data.fetch(name)
     folder.mkdir(parents=True, exist_ok=True)
-    # Copy to a temporary name, then rename: tiktoken never sees a half-copied file.
-    partial = target.with_name(target.name + ".part")
-    shutil.copyfile(source, partial)
-    os.replace(partial, target)
+    # Copy to a temporary name of this process's own, then rename: tiktoken never sees a
+    # half-copied file, and two processes placing it at once (two kernels, two test workers)
+    # each rename their own copy.
+    partial = data._temporary_path(folder)
+    try:
+        shutil.copyfile(source, partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)

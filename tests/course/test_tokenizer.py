@@ -79,6 +79,28 @@ def test_a_damaged_file_in_tiktokens_cache_is_replaced(offline_tokenizer):
     assert tokenizer.get_encoding().encode("Hello") == [15496]
 
 
+def test_two_processes_placing_the_files_at_once_both_succeed(offline_tokenizer, monkeypatch):
+    """Another process (a second kernel, a second test worker) places the same file between this
+    one's copy and its rename: both renames must succeed, and no temporary file stays behind."""
+    folder = offline_tokenizer / "tiktoken"
+    copy = tokenizer.shutil.copyfile
+    interleaved = []
+
+    def copy_then_let_another_process_place_it(source, destination):
+        copy(source, destination)
+        if not interleaved:
+            interleaved.append(destination)
+            tokenizer._place_in_tiktoken_cache("gpt2-vocab", folder)  # the other process, in between
+        return destination
+
+    (folder / VOCAB_CACHE_NAME).parent.mkdir(parents=True)
+    monkeypatch.setattr(tokenizer.shutil, "copyfile", copy_then_let_another_process_place_it)
+    tokenizer._place_in_tiktoken_cache("gpt2-vocab", folder)
+    assert interleaved
+    assert [path.name for path in folder.iterdir()] == [VOCAB_CACHE_NAME]
+    assert hashlib.sha256((folder / VOCAB_CACHE_NAME).read_bytes()).hexdigest() == data.DATASETS["gpt2-vocab"].sha256
+
+
 def test_cache_names_are_the_sha1_of_the_addresses():
     assert tokenizer.tiktoken_cache_name(data.DATASETS["gpt2-vocab"].url) == VOCAB_CACHE_NAME
     assert tokenizer.tiktoken_cache_name(data.DATASETS["gpt2-encoder"].url) == ENCODER_CACHE_NAME
