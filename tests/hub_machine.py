@@ -158,6 +158,30 @@ class RunningHub:
                                             stdout=log, stderr=subprocess.STDOUT, env=env or dict(os.environ))
         self._wait_until_it_answers()
 
+    def wait_until_it_answers(self, timeout=120):
+        self._wait_until_it_answers(timeout)
+
+    def process_named(self, name):
+        """The one process the hub started whose command line names `name` (jupyterhub's own:
+        `jupyterhub -f`; the proxy: configurable-http-proxy)."""
+        marker = "jupyterhub -f" if name == "jupyterhub" else name
+        found = [p for p in self.started() if marker in " ".join(_command_line(p))]
+        assert len(found) == 1, (name, [_command_line(p) for p in found])
+        return found[0]
+
+    def kill(self, name):
+        """SIGKILL the hub's process `name`, as the kernel's out-of-memory killer would; returns it."""
+        process = self.process_named(name)
+        process.kill()
+        return process
+
+    def wait_for_log(self, text, timeout=120):
+        deadline = time.monotonic() + timeout
+        while text not in self.log(tail=10**6):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise AssertionError(f"{text!r} not in the hub's log within {timeout} s:\n{self.log()}")
+            time.sleep(0.5)
+
     def _wait_until_it_answers(self, timeout=120):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -193,6 +217,14 @@ class RunningHub:
         except subprocess.TimeoutExpired:
             self.process.kill()
             raise AssertionError(f"hub start did not stop within {timeout} s of {name}:\n{self.log()}") from None
+
+
+def _command_line(process):
+    """The process's command line with each part's folders left out ('python jupyterhub -f ...')."""
+    try:
+        return [os.path.basename(part) for part in process.cmdline()]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def self_signed_certificate(folder, name="localhost"):

@@ -10,7 +10,8 @@ The package has two parts, by who uses them:
   evaluate), the carry-over cell (carry) and the one-line messages for unfinished tasks
   (notebook), and how every course message is broken between words for the page (messages).
   `links` says where the course is published; `lab_settings`, the JupyterLab settings the course
-  sets where it starts JupyterLab (`make lab`, the hub). `ddp_pretrain` is a program, not a
+  sets where it starts JupyterLab (`make lab`, the hub); `busy_kernels`, the course hub's server
+  extension that keeps a server whose kernel runs a cell from being stopped as idle. `ddp_pretrain` is a program, not a
   helper: chapter 05's training on several GPUs, started with torchrun.
 - `gptcourse.checking`: the machinery behind `check(...)` and the grader, which a student
   never needs to read (see its __init__).

@@ -30,6 +30,7 @@ import sys
 import time
 
 from gptcourse.lab_settings import turn_off_jupyter_news
+from gptcourse.checking.worker_host.processes import PR_SET_CHILD_SUBREAPER, prctl
 from grader.grading.gradefolder import write_atomically
 from grader.hub import accounts
 from grader.hub.accounts import AccountError
@@ -555,10 +556,18 @@ def _summary(hub_dir, hub):
 
 # -- start ------------------------------------------------------------------------------------------
 
+# `hub start` starts jupyterhub again when it dies (a crash, the kernel's out-of-memory killer, a
+# kill -9), at most this many times in this many seconds; beyond that something is wrong with the
+# hub itself, and it stops everything and says so (a systemd unit starts it again later).
+RESTARTS = 5
+RESTART_WINDOW = 600
+
+
 def start(hub_dir, ready=None):
     """Run the hub in `hub_dir` until Ctrl-C, SIGTERM or SIGHUP (a closed terminal); then stop it,
-    its proxy and every server and kernel it started. `ready`, if given, is called with the hub's
-    process once it answers."""
+    its proxy and every server and kernel it started. A jupyterhub that dies meanwhile is started
+    again, and finds its users' servers still running (nobody logs in again). `ready`, if given,
+    is called with the hub's process once it first answers."""
     hub_dir = os.path.abspath(hub_dir)
     config = os.path.join(hub_dir, "jupyterhub_config.py")
     if not os.path.exists(config):
@@ -570,58 +579,123 @@ def start(hub_dir, ready=None):
         raise HubError(f"{hub_dir} was written by an older hub init: run python -m grader hub init on it again "
                        f"(it moves the hub's secrets into {state}, which root alone may enter)")
     hub = _read_json(os.path.join(hub_dir, "hub.json"))
+    # The processes a dead jupyterhub leaves (the users' servers and kernels, its proxy) become
+    # this process's children: stop() finds them all, and nothing outlives `hub start`.
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
     # --upgrade-db: a JupyterHub upgraded since the last start brings its database up to date
-    # (it keeps a backup beside it) instead of refusing to start.
+    # (it keeps a backup beside it) instead of refusing to start. The ports are chosen once: the
+    # users' servers reach the hub's API at the same address after a restart.
     command = [os.path.join(os.path.dirname(sys.executable), "jupyterhub"), "-f", config, "--upgrade-db",
                f"--JupyterHub.hub_bind_url=http://127.0.0.1:{free_port()}",
                f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{free_port()}"]
-    # In state/: whatever jupyterhub writes beside its database stays root's alone.
-    process = subprocess.Popen(command, cwd=state, start_new_session=True)
     stop_requested = []
     previous = {sig: signal.signal(sig, lambda *_: stop_requested.append(True))
                 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    process, restarts = None, []
     try:
+        # In state/: whatever jupyterhub writes beside its database stays root's alone.
+        process = subprocess.Popen(command, cwd=state, start_new_session=True)
         _wait_until_it_answers(process, hub, stop_requested)
         print(f"the hub answers at {hub_url(hub)}/ (Ctrl-C stops it)", flush=True)
         if ready:
             ready(process)
-        while process.poll() is None and not stop_requested:
+        while not stop_requested:
             time.sleep(0.2)
+            _collect_zombies(keep=process.pid)
+            if process.poll() is None:
+                continue
+            restarts = [t for t in restarts if time.monotonic() - t < RESTART_WINDOW]
+            if len(restarts) >= RESTARTS:
+                print(f"hub start: jupyterhub stopped again ({_how_it_ended(process.returncode)}), the "
+                      f"{RESTARTS + 1}th time in {RESTART_WINDOW // 60} minutes: stopping everything. Its "
+                      f"messages above say why", file=sys.stderr, flush=True)
+                break
+            restarts.append(time.monotonic())
+            print(f"hub start: jupyterhub stopped ({_how_it_ended(process.returncode)}): starting it again "
+                  f"({len(restarts)} of at most {RESTARTS} restarts in {RESTART_WINDOW // 60} minutes); the "
+                  f"users' servers and kernels keep running", file=sys.stderr, flush=True)
+            _end_hub_processes()
+            started = time.monotonic()
+            process = subprocess.Popen(command, cwd=state, start_new_session=True)
+            _wait_until_it_answers(process, hub, stop_requested)
+            print(f"hub start: the hub answers again, {time.monotonic() - started:.1f} s after its restart",
+                  file=sys.stderr, flush=True)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         stop(process)
-    return 0 if stop_requested or process.returncode == 0 else 1
+    return 0 if stop_requested else 1
+
+
+def _how_it_ended(returncode):
+    if returncode is not None and returncode < 0:
+        return f"killed by {signal.Signals(-returncode).name}"
+    return f"exit {returncode}"
+
+
+def _end_hub_processes():
+    """What a dead jupyterhub left running as root: its proxy and its services (the idle culler,
+    with a token the next hub does not know). The next jupyterhub starts its own. The users'
+    servers and kernels run as the users, and are kept."""
+    import psutil
+
+    left = [p for p in psutil.Process().children(recursive=True) if _runs_as_root(p)]
+    for process in left:
+        _signal(process, signal.SIGKILL)
+    psutil.wait_procs(left, timeout=10)
+
+
+def _runs_as_root(process):
+    import psutil
+
+    try:
+        return process.uids().real == 0
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _collect_zombies(keep):
+    """Reap the children that ended (orphans handed to this process), but `keep` (jupyterhub,
+    whose status its Popen reads)."""
+    import psutil
+
+    for child in psutil.Process().children():
+        try:
+            if child.pid != keep and child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.NoSuchProcess, ChildProcessError):
+            pass
 
 
 def stop(process, timeout=60):
-    """Stop the hub as JupyterHub stops (its servers and proxy first), then kill by pid whatever it
-    started that is still running: the proxy, the users' servers and their kernels."""
+    """Stop jupyterhub (it stops its proxy and services), then every process it started that is
+    still running (the users' servers, kept through restarts, and their kernels): SIGTERM, so that
+    each server shuts its kernels down, then SIGKILL for what is left after ten seconds."""
     import psutil
 
-    started = _descendants(process.pid)
-    if process.poll() is None:
+    if process is not None and process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    for child in started:
-        try:
-            if child.is_running():  # psutil compares the start time too: never a reused pid
-                child.kill()
-        except psutil.NoSuchProcess:
-            pass
+    left = psutil.Process().children(recursive=True)
+    for child in left:
+        _signal(child, signal.SIGTERM)
+    _, still_running = psutil.wait_procs(left, timeout=10)
+    for child in still_running:
+        _signal(child, signal.SIGKILL)
+    psutil.wait_procs(still_running, timeout=10)
 
 
-def _descendants(pid):
+def _signal(process, sig):
     import psutil
 
     try:
-        return psutil.Process(pid).children(recursive=True)
+        process.send_signal(sig)  # psutil checks the start time too: never a reused pid
     except psutil.NoSuchProcess:
-        return []
+        pass
 
 
 def _wait_until_it_answers(process, hub, stop_requested, timeout=120):

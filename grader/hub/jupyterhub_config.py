@@ -40,8 +40,10 @@ c.JupyterHub.cookie_secret_file = os.path.join(state, "jupyterhub_cookie_secret"
 c.ConfigurableHTTPProxy.command = hub["proxy"]
 c.ConfigurableHTTPProxy.pid_file = os.path.join(state, "jupyterhub-proxy.pid")
 c.ConfigurableHTTPProxy.auth_token = secret("proxy_token")
-# Stop the users' servers and the proxy with the hub: `hub start` promises nothing left running.
-c.JupyterHub.cleanup_servers = True
+# A jupyterhub that stops leaves the users' servers running: `hub start` starts it again, and it
+# finds them in its database (nobody logs in again, no kernel is lost). When `hub start` itself
+# stops (Ctrl-C, SIGTERM, SIGHUP), it stops the servers and their kernels after jupyterhub.
+c.JupyterHub.cleanup_servers = False
 c.JupyterHub.cleanup_proxy = True
 
 # Who may log in. Instructors (a workshop's host) are the hub's admins; the groups are nbgrader's

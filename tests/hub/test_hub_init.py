@@ -182,7 +182,8 @@ def test_a_workshop_room(machine):
     for the participants, the admin's password for the host; each participant finds the workshop
     edition in their home, their kernel has the grader's memory cap, and a user's own Jupyter
     configuration does not apply. A server left idle is stopped after the idle timeout; a server
-    whose kernel runs a silent cell is kept. SIGHUP (a closed SSH session) stops it all."""
+    whose kernel runs a silent cell is kept, and lives through jupyterhub and its proxy killed
+    (-9). SIGHUP (a closed SSH session) stops it all."""
     folder = machine.folder()
     cert, key = self_signed_certificate(folder / "tls")
     hub_dir = folder / "hub"
@@ -226,6 +227,7 @@ def test_a_workshop_room(machine):
             assert "Invalid username or password" in page.locator("body").inner_text()
             page.close()
             page = log_in(browser, running.url, first, code)
+            first_context = page.context
             assert page.url.startswith("https://")
             page.goto(f"{running.url}/user/{first}/lab/tree/workshop/02_attention.ipynb")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
@@ -246,7 +248,7 @@ def test_a_workshop_room(machine):
             page.keyboard.insert_text("import time; time.sleep(900)")
             page.keyboard.press("Shift+Enter")
             page.wait_for_selector("#jp-main-statusbar >> text=Busy", timeout=30_000)
-            page.close()
+            page.close()  # the browser stays logged in (first_context keeps its cookies)
             busy_since = time.monotonic()
 
             page = log_in(browser, running.url, host, admin_password)
@@ -255,18 +257,36 @@ def test_a_workshop_room(machine):
             page = log_in(browser, running.url, second, code)
             assert frame_policy(page, running.url, second).startswith("frame-ancestors 'none'")
             page.close()
-        # The hub's database, written by now, is root's alone like the rest of state/.
-        assert (state / "jupyterhub.sqlite").exists()
-        assert "PermissionError" in python_as(hub_dir, first, f"open({str(state / 'jupyterhub.sqlite')!r}, 'rb')").stderr
-        # Idle culling: the second participant's server, idle since its tab closed, is stopped...
-        deadline = time.monotonic() + IDLE_TIMEOUT + 90
-        while servers_of(second) and time.monotonic() < deadline:
-            time.sleep(2)
-        assert not servers_of(second), f"an idle server was not stopped within {IDLE_TIMEOUT + 90} s:\n{running.log()}"
-        # ... and the first's, whose kernel has run a silent cell for longer than the timeout, is kept.
-        assert time.monotonic() - busy_since > IDLE_TIMEOUT + 5
-        assert servers_of(first), f"a server whose kernel was busy was stopped as idle:\n{running.log()}"
-        started = running.started()
+            # The hub's database, written by now, is root's alone like the rest of state/.
+            assert (state / "jupyterhub.sqlite").exists()
+            result = python_as(hub_dir, first, f"open({str(state / 'jupyterhub.sqlite')!r}, 'rb')")
+            assert "PermissionError" in result.stderr
+
+            # Idle culling: the second participant's server, idle since its tab closed, is stopped...
+            deadline = time.monotonic() + IDLE_TIMEOUT + 90
+            while servers_of(second) and time.monotonic() < deadline:
+                time.sleep(2)
+            assert not servers_of(second), f"an idle server was not stopped within {IDLE_TIMEOUT + 90} s:\n{running.log()}"
+            # ... and the first's, whose kernel has run a silent cell for longer than the timeout, is kept.
+            assert time.monotonic() - busy_since > IDLE_TIMEOUT + 5
+            kept = servers_of(first)
+            assert kept, f"a server whose kernel was busy was stopped as idle:\n{running.log()}"
+            kernel = busy_kernel(kept[0])
+
+            # Faults: jupyterhub killed, then its proxy. `hub start` starts jupyterhub again; JupyterHub
+            # starts its proxy again; the first participant's server and busy kernel live on, and
+            # their browser, still logged in, opens JupyterLab without logging in again.
+            running.kill("jupyterhub")
+            running.wait_for_log("the hub answers again")
+            proxy = running.kill("configurable-http-proxy")
+            running.wait_until_it_answers()
+            assert running.process_named("configurable-http-proxy").pid != proxy.pid
+            assert [p.pid for p in servers_of(first)] == [p.pid for p in kept] and alive(kernel)
+            page = first_context.new_page()
+            page.goto(f"{running.url}/user/{first}/lab")
+            page.wait_for_selector("#jp-main-statusbar", timeout=60_000)
+            assert f"/user/{first}/lab" in page.url, page.url
+            started = running.started()
     finally:
         status = running.hang_up()
     assert status == 0, running.log()
@@ -274,6 +294,13 @@ def test_a_workshop_room(machine):
     assert not [p for p in started if alive(p)], "still running after SIGHUP"
     # Capped: what the kernel held once torch was loaded, plus 512 MB (never unlimited, -1).
     assert 512 * 2**20 < cap < 4 * 2**30
+
+
+def busy_kernel(server):
+    """The kernel the server started (its only child running ipykernel)."""
+    kernels = [p for p in server.children(recursive=True) if "ipykernel" in " ".join(p.cmdline())]
+    assert len(kernels) == 1, kernels
+    return kernels[0]
 
 
 def alive(process):
