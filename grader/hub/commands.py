@@ -174,7 +174,7 @@ def init(hub_dir, roster=None, workshop=None, instructor="instructor", participa
         accounts.ensure_user(name, STUDENT_GROUP, made_before, record_made)
     _close_checkout()  # before the instructor's course directory: they read the masters as a group member
     if workshop is not None:
-        hub = _workshop_hub(hub_dir, instructor, students)
+        hub = _workshop_hub(hub_dir, instructor, students, task_timeout)
     else:
         hub = _term_hub(hub_dir, instructor, students, task_timeout)
     hub.update(ip=ip, port=port, proxy=proxy, memory_mb=memory_mb, task_timeout=task_timeout, idle_timeout=idle_timeout,
@@ -257,9 +257,10 @@ def _term_hub(hub_dir, instructor, students, task_timeout):
             "groups": {INSTRUCTOR_GROUP: [instructor], STUDENT_GROUP: students}, "course_dir": course}
 
 
-def _workshop_hub(hub_dir, host, participants):
+def _workshop_hub(hub_dir, host, participants, task_timeout):
     """A room: one access code for everyone, PREFIX01..N each with the workshop edition; the
-    host is the hub's admin, with a password of their own."""
+    host is the hub's admin, with a password of their own and a course directory (to release a
+    chapter, collect and grade, as in a term)."""
     from grader.authoring.workshop import write_workshop
 
     edition = os.path.join(hub_dir, "workshop-edition")
@@ -270,8 +271,10 @@ def _workshop_hub(hub_dir, host, participants):
     _write_secret_once(os.path.join(state, "access_code"), secrets.token_urlsafe(9))
     # JupyterHub asks an admin's password to be at least 32 characters.
     _write_secret_once(os.path.join(state, "admin_password"), secrets.token_urlsafe(24))
+    course = _make_course_directory(host, task_timeout)
     return {"profile": "workshop", "users": [host] + participants, "instructor_group": INSTRUCTOR_GROUP,
-            "groups": {INSTRUCTOR_GROUP: [host], STUDENT_GROUP: participants}, "mem_limit": "3G", "cpu_limit": 1.0}
+            "groups": {INSTRUCTOR_GROUP: [host], STUDENT_GROUP: participants}, "mem_limit": "3G", "cpu_limit": 1.0,
+            "course_dir": course}
 
 
 def read_roster(path):
@@ -549,8 +552,8 @@ def _summary(hub_dir, hub):
                      f"{os.path.join(state, 'admin_password')} (root only)")
     else:
         lines.append(f"first passwords of the new accounts: {os.path.join(state, 'passwords.csv')} (root only)")
-        lines.append(f"the instructor's nbgrader course directory: {hub['course_dir']}")
-        lines.append(f"the formgrader, in a browser tab of its own: {hub_url(hub)}{FORMGRADER_URL}")
+    lines.append(f"the instructor's nbgrader course directory: {hub['course_dir']}")
+    lines.append(f"the formgrader, in a browser tab of its own: {hub_url(hub)}{FORMGRADER_URL}")
     return "\n".join(lines)
 
 
