@@ -54,7 +54,7 @@ import psutil  # noqa: E402
 import requests  # noqa: E402
 import websocket  # noqa: E402  (websocket-client)
 
-from factory import filled_notebook, manifest  # noqa: E402
+from factory import filled_notebook, grade_id, manifest  # noqa: E402
 from grader.hub import accounts, commands as course_hub  # noqa: E402
 from hub_machine import HubMachine, RunningHub, passwords  # noqa: E402
 from lab_in_browser import free_port  # noqa: E402
@@ -164,8 +164,11 @@ class Participant:
         for attempt in range(3):
             try:
                 return self._execute(code, timeout)
-            except websocket.WebSocketConnectionClosedException:
-                self.presses += 1  # the page reconnects, and the participant runs the cell again
+            except (websocket.WebSocketException, OSError):
+                # The proxy in between restarted: the page connects again, and the participant
+                # runs the cell again.
+                self.kernel = (self.kernel[0], None)
+                self.presses += 1
         raise RuntimeError("the kernel's websocket was lost three times")
 
     def _execute(self, code, timeout):
@@ -288,14 +291,70 @@ def hub_metrics(hub_url, token):
     return found
 
 
+TRAINING_STEPS = """\
+import torch
+from gptcourse.pretrain import cpu_run
+
+run = cpu_run()  # chapter 05's small model on a CPU
+torch.manual_seed(0)
+model = GPTModel(run.cfg)
+optimizer = torch.optim.AdamW(model.parameters(), lr=run.peak_lr, weight_decay=run.weight_decay)
+for step in range(10):
+    batch = torch.randint(0, run.cfg["vocab_size"], (run.batch_size, run.cfg["context_length"] + 1))
+    logits = model(batch[:, :-1])
+    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print("trained", float(loss))
+"""
+
+
+def unique_mb(process):
+    """The memory only this process holds (USS: not torch's libraries, which all kernels share)."""
+    return process.memory_full_info().uss / 2**20
+
+
+def measure_a_participant(running, person):
+    """What one participant costs the machine, measured on their own processes: their idle server,
+    their kernel with torch and chapter 02 loaded, and that kernel training chapter 05's small model
+    (the peak, sampled every 0.2 s)."""
+    server = next(p for p in running.started() if p.username() == person.name and
+                  "jupyterhub-singleuser" in " ".join(_cmdline(p)))
+    kernel = next(p for p in server.children(recursive=True) if "ipykernel" in " ".join(_cmdline(p)))
+    sizes = {"idle_server_mb": round(unique_mb(server)), "kernel_with_torch_mb": round(unique_mb(kernel))}
+    # Chapter 04's set-up, carried attention and filled-in tasks: its GPTModel.
+    chapter_04 = [cell for cell in filled_notebook("04_gpt_model")["cells"]
+                  if grade_id(cell) in ("setup", "carry_3_2") or grade_id(cell).startswith("task_4")]
+    for code in ("".join(cell["source"]) for cell in chapter_04):
+        person.execute(code)
+    peak, done = [0.0], threading.Event()
+
+    def sample():
+        while not done.wait(0.2):
+            try:
+                peak[0] = max(peak[0], unique_mb(kernel))
+            except psutil.NoSuchProcess:
+                return
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    said = person.execute(TRAINING_STEPS)
+    done.set()
+    sampler.join()
+    if "trained" not in said:
+        raise RuntimeError(f"the training steps did not run: {said[-300:]}")
+    sizes["kernel_training_chapter_05_mb"] = round(peak[0])
+    return sizes
+
+
 def code_cells(participant_notebook):
     """The set-up cell, the filled-in Task 2.1 and its check, as a participant runs them first."""
-    by_id = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id"): "".join(cell["source"])
-             for cell in participant_notebook["cells"]}
+    by_id = {grade_id(cell): "".join(cell["source"]) for cell in participant_notebook["cells"]}
     return [by_id["setup"], by_id["task_2_1"], by_id["check_2_1"]]
 
 
-def rehearse(machine, participants=30, ramp=120, storm=60, faults=False, browsers=2, term=False, log=print):
+def rehearse(machine, participants=30, ramp=120, storm=60, faults=False, browsers=2, term=False, sizing=False,
+             log=print):
     """Play a class through a fresh hub; returns the figures (a dict)."""
     folder = machine.folder()
     hub_dir = folder / "hub"
@@ -345,6 +404,10 @@ def rehearse(machine, participants=30, ramp=120, storm=60, faults=False, browser
                                   else (state / "admin_password").read_text().strip())
         # The hub's own figures now: a restart (the faults) starts them again from nothing.
         metrics = {"after_the_logins": hub_metrics(running.url, host_token)}
+        measured = next((p for p in ready if p not in with_browser), None)
+        sizes = measure_a_participant(running, measured) if sizing and measured else None
+        if sizes:
+            log(f"one participant: {sizes}")
 
         # 4 and 5: the storm, with the faults in the middle of it.
         storm_threads = []
@@ -391,6 +454,7 @@ def rehearse(machine, participants=30, ramp=120, storm=60, faults=False, browser
         "peak_machine_memory_mb": round(sampler.machine_peak / 2**20),
         "peak_machine_memory_per_participant_mb": round(sampler.machine_peak / 2**20 / participants),
         "hub_metrics": metrics,
+        "one_participant_mb": sizes,
         "problems": {p.name: p.problems for p in room if p.problems},
         "machine": {"cores": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
     }
@@ -456,8 +520,11 @@ def inject_faults(running, room, log):
     person = next((p for p in room if p.kernel), None)
     if person:
         at = time.monotonic()
-        said = person.execute("hoard = []\nwhile True:\n    hoard.append(bytearray(64 * 2**20))", timeout=120)
-        alive = "2" in person.execute("del hoard\nprint(1 + 1)")
+        try:
+            said = person.execute("hoard = []\nwhile True:\n    hoard.append(bytearray(64 * 2**20))", timeout=120)
+            alive = "2" in person.execute("del hoard\nprint(1 + 1)")
+        except RuntimeError as exc:
+            said, alive = str(exc), False
         # The kernel's memory cap stops the cell with a MemoryError; the kernel and its server live on.
         found.append({"fault": "a kernel filling its memory", "recovered": alive and "MemoryError" in said,
                       "recovery_s": round(time.monotonic() - at, 1), "servers_lost": 0 if alive else 1})
@@ -527,6 +594,8 @@ def parse_args(argv=None):
     parser.add_argument("--faults", action="store_true", help="kill the hub, its proxy and one kernel during the storm")
     parser.add_argument("--browsers", type=int, default=2, help="participants who log in in headless Chromium")
     parser.add_argument("--term", action="store_true", help="a term hub (PAM accounts) instead of a workshop room")
+    parser.add_argument("--sizing", action="store_true",
+                        help="measure one participant: idle server, kernel with torch, kernel training chapter 05's model")
     parser.add_argument("--json", metavar="OUT", help="write the figures here")
     return parser.parse_args(argv)
 
@@ -536,7 +605,8 @@ def main(argv=None):
     if os.geteuid() != 0:
         sys.exit("hub_rehearsal.py makes unix accounts: run it as root")
     with HubMachine() as machine:
-        figures = rehearse(machine, args.participants, args.ramp, args.storm, args.faults, args.browsers, args.term)
+        figures = rehearse(machine, args.participants, args.ramp, args.storm, args.faults, args.browsers, args.term,
+                           args.sizing)
     print(json.dumps(figures, indent=1))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
