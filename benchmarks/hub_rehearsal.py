@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -186,7 +187,7 @@ class Participant:
         while not (replied and idle):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the cell did not finish within {timeout} s")
-            message = json.loads(channel.recv())
+            message = _message(channel.recv())
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             content, kind = message.get("content", {}), message["msg_type"]
@@ -236,6 +237,21 @@ class Participant:
             self.presses += 1
             time.sleep(2 + 2 * attempt)
         raise RuntimeError(f"{method} {path} failed {PRESSES} times")
+
+
+def _message(frame):
+    """A Jupyter message from a websocket frame: JSON text, or Jupyter Server's binary form (a
+    message with buffers: its JSON part)."""
+    if isinstance(frame, bytes):
+        from jupyter_server.services.kernels.connection.base import deserialize_binary_message
+
+        return deserialize_binary_message(frame)
+    if not frame:  # what recv() returns once the server closed the connection
+        raise websocket.WebSocketConnectionClosedException("the kernel's websocket was closed")
+    try:
+        return json.loads(frame)
+    except ValueError:
+        return {}
 
 
 def percentile(values, share):
@@ -604,6 +620,10 @@ def main(argv=None):
     args = parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("hub_rehearsal.py makes unix accounts: run it as root")
+    # A kill (SIGTERM, a closed terminal) ends the rehearsal through its clean-up: the accounts,
+    # their homes and processes, the folders it opened go as they would at the end.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda number, _: sys.exit(128 + number))
     with HubMachine() as machine:
         figures = rehearse(machine, args.participants, args.ramp, args.storm, args.faults, args.browsers, args.term,
                            args.sizing)
