@@ -187,7 +187,7 @@ def test_a_workshop_room(machine):
     folder = machine.folder()
     cert, key = self_signed_certificate(folder / "tls")
     hub_dir = folder / "hub"
-    host = machine.instructor
+    host = machine.prefix + "h"  # an account of this hub's own (the term hub above made the instructor's)
     init = subprocess.run([sys.executable, "-m", "grader", "hub", "init", str(hub_dir), "--workshop", "2",
                            "--participant-prefix", machine.participant_prefix, "--instructor", host,
                            "--port", str(free_port()), "--memory-mb", "512", "--ssl-cert", cert, "--ssl-key", key,
@@ -213,6 +213,8 @@ def test_a_workshop_room(machine):
 
     running = RunningHub(hub_dir)
     assert running.url.startswith("https://")
+    # Every start brings the database up to date with an upgraded JupyterHub.
+    assert "--upgrade-db" in running.process_named("jupyterhub").cmdline()
     try:
         with headless_chromium("the workshop hub's test (tests/hub/test_hub_init.py)") as browser:
             page = browser.new_context(ignore_https_errors=True).new_page()  # the certificate the test made

@@ -61,6 +61,27 @@ def test_fixtures_from_another_machine_are_not_stale():
     assert not _same_numbers(records.dumps(committed), records.dumps(dict(regenerated, ids=[1, 3])))
 
 
+def test_float32_gradients_from_another_cpu_are_not_stale():
+    """Chapter 04's and 06's fixtures hold float32 gradients; regenerated on an Intel machine after
+    an AMD one, entries of about 10 beside entries of 100 moved by 3e-5, and a gradient that is
+    0 up to rounding moved from 1.3e-6 to -1.6e-6: `make test` failed on the new machine with
+    "stale generated files". A changed master still shows, and integers must still be equal."""
+    import numpy as np
+    from gptcourse.checking import records
+    from grader.authoring.build import _same_numbers
+
+    grad = np.array([100.34873, 12.077626, -30.664785, 0.5], dtype=np.float32)
+    on_another_cpu = grad + np.array([3.0e-5, 3.05e-5, -2.1e-5, 0.0], dtype=np.float32)
+    noise = np.array([1.3e-6, -2.0e-7], dtype=np.float32)
+    committed = {"grad": grad, "bias": noise, "ids": np.array([50256, 3], dtype=np.int64)}
+    regenerated = {"grad": on_another_cpu, "bias": -noise, "ids": np.array([50256, 3], dtype=np.int64)}
+    assert _same_numbers(records.dumps(committed), records.dumps(regenerated))
+    changed = dict(regenerated, grad=grad * np.float32(1.01))
+    assert not _same_numbers(records.dumps(committed), records.dumps(changed))
+    assert not _same_numbers(records.dumps(committed), records.dumps(dict(regenerated, ids=np.array([50255, 3]))))
+    assert not _same_numbers(records.dumps(committed), records.dumps(dict(regenerated, grad=grad[:3])))
+
+
 def test_a_rebuild_leaves_fixtures_with_last_bit_noise_as_committed(tmp_path, monkeypatch):
     """`python -m grader build` rewrote the chapter 04 and 05 fixtures with last-bit noise on
     every run here, so every diff carried hundreds of meaningless changed lines."""
