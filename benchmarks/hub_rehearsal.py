@@ -12,7 +12,9 @@ hex digits) and deletes them, their homes and every process they ran afterwards.
    releases chapter 02 with nbgrader, as the host's own account.
 2. The log-in ramp: participant i logs in at i * R / N seconds, through the hub's real login page
    (the room's access code, or their password), which starts their server. `--browsers K` of them
-   log in in headless Chromium (the page is part of the rehearsal); the others with `requests`.
+   log in in headless Chromium (the page is part of the rehearsal: the login page, JupyterLab,
+   and after their first check the fetched notebook opened in the page with its kernel); the
+   others with `requests`.
 3. Work: each participant asks for a token of their own (JupyterHub's REST API), fetches chapter
    02 (the Assignments tab's request), starts a kernel through Jupyter Server's REST API and runs,
    over its websocket (the websocket-client library, the Jupyter messaging protocol), the
@@ -467,6 +469,7 @@ def rehearse(machine, participants=30, ramp=120, storm=60, faults=False, browser
         "duplicated": len(handed_in) - len(set(handed_in)),
         "graded_in_full": sum(1 for name in collected if graded.get(name) == full),
         "presses_again": sum(p.presses for p in room),
+        "pages_that_opened_the_notebook": sum(1 for p in room if p.times.get("page_opened_notebook")),
         "faults": fault_log,
         "peak_rss_mb": round(sampler.peak / 2**20),
         "peak_rss_per_participant_mb": round((sampler.peak - (sampler.baseline or 0)) / 2**20 / participants),
@@ -514,6 +517,12 @@ def _log_in_with_chromium(people, url, cells, log):
                 page.wait_for_selector("#jp-main-statusbar", timeout=120_000)
                 person.adopt_browser_login(context.cookies())
                 person.first_check(cells)
+                # The fetched chapter, opened in the page from their home: JupyterLab shows the
+                # notebook and starts a kernel for it (one more kernel, as a person's tab has).
+                page.goto(f"{url}/user/{person.name}/lab/tree/{NOTEBOOK}")
+                page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+                page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=120_000)
+                person.times["page_opened_notebook"] = True
                 context.close()
             except Exception as exc:
                 person.problems.append(f"{type(exc).__name__}: {exc}")

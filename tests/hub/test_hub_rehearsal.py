@@ -32,6 +32,7 @@ def rehearsal(machine):
 def test_every_participant_logs_in_and_checks(rehearsal):
     assert rehearsal["logins_ok"] == PARTICIPANTS, rehearsal["problems"]
     assert rehearsal["first_check_p95_s"] is not None
+    assert rehearsal["pages_that_opened_the_notebook"] == 1  # the participant in Chromium
 
 
 def test_every_fault_is_recovered_from_with_no_server_lost(rehearsal):
