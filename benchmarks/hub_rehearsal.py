@@ -536,14 +536,30 @@ def inject_faults(running, room, log):
     def servers():
         return {p.pid for p in running.started() if "jupyterhub-singleuser" in " ".join(_cmdline(p))}
 
+    def owners(pids):
+        found = {}
+        for pid in pids:
+            try:
+                found[pid] = psutil.Process(pid).username()
+            except psutil.NoSuchProcess:
+                pass
+        return found
+
     for name in ("jupyterhub", "configurable-http-proxy"):
         before = servers()
+        whose = owners(before)
         killed = running.kill(name)
         at = time.monotonic()
         recovered = _wait_for_a_new(running, name, killed.pid)
+        lost = before - servers()
         found.append({"fault": f"SIGKILL {name}", "recovered": recovered,
                       "recovery_s": round(time.monotonic() - at, 1) if recovered else None,
-                      "servers_lost": len(before - servers())})
+                      "servers_lost": len(lost)})
+        if lost:
+            # What became of each: gone, or running but no longer under `hub start` (a server the
+            # rehearsal cannot see is not necessarily a server the hub stopped), and the hub's
+            # last words on its user.
+            found[-1]["lost_servers"] = [_what_became_of(pid, whose.get(pid, "?"), running) for pid in sorted(lost)]
         log(f"fault: {found[-1]}")
     person = next((p for p in room if p.kernel), None)
     if person:
@@ -558,6 +574,17 @@ def inject_faults(running, room, log):
                       "recovery_s": round(time.monotonic() - at, 1), "servers_lost": 0 if alive else 1})
         log(f"fault: {found[-1]}")
     return found
+
+
+def _what_became_of(pid, user, running):
+    """A server's process that the rehearsal no longer finds among the hub's: whose it was, whether
+    it still runs (and under which parent), and the hub's last log lines about its user."""
+    try:
+        state = {"pid": pid, "user": user, "still_running": True, "parent": psutil.Process(pid).ppid()}
+    except psutil.NoSuchProcess:
+        state = {"pid": pid, "user": user, "still_running": False}
+    state["log"] = [line[:300] for line in running.log(tail=10**6).splitlines() if user in line][-12:]
+    return state
 
 
 def _wait_for_a_new(running, name, old_pid, timeout=60):

@@ -127,6 +127,9 @@ class CorpusItem:
     keywords: tuple  # the feedback must contain at least one of them (wrong items)
     source: str
     absent: tuple = ()  # the feedback must contain none of them (advice that would mislead)
+    # Files of the same task with the same symptom and another cause: the diagnosis their message
+    # gives must not be given to this one (tests/course/test_messages.py).
+    neighbours: tuple = ()
 
     @property
     def chapter(self):
@@ -175,7 +178,8 @@ def corpus_items():
             header[key.strip()] = value.strip()
         keywords = tuple(k.lower() for k in split_header_list(header.get("keywords", "")))
         absent = tuple(k.lower() for k in split_header_list(header.get("absent", "")))
-        items.append(CorpusItem(path.parent.name, path.stem, header["expect"], keywords, text, absent))
+        neighbours = tuple(split_header_list(header.get("neighbour-of", "")))
+        items.append(CorpusItem(path.parent.name, path.stem, header["expect"], keywords, text, absent, neighbours))
     return items
 
 

@@ -378,7 +378,7 @@ def test_a_chapter_added_by_the_guide_s_steps_is_built_checked_graded_and_descri
     # The self-check in a student's notebook: the correct cell passes, the wrong one is named.
     cells = {name: _defined(source)["double"] for name, source in CORPUS.items()}
     selfcheck.check(TASK, cells["correct_sum.py"])
-    with pytest.raises(SelfCheckFailed, match=f"Doubled tensor: wrong — it looks like {MISTAKE}"):
+    with pytest.raises(SelfCheckFailed, match=f"doubled tensor: wrong\nIt looks like {MISTAKE}"):
         selfcheck.check(TASK, cells["wrong_tripled.py"])
 
     # The grader: two students' notebooks, one worker process started by the real pool.

@@ -84,7 +84,15 @@ def _public_1_1(rng):
                         decode_ids=6),
         _tokenizer_case(rng, _vocab_of(SENTENCES[1] + SENTENCES[7], rng), [SENTENCES[1], "'Is it wet?' -- she asked."],
                         "a vocabulary whose ids are shuffled; quotes, '?' and '--'"),
+        _tokenizer_case(rng, _without_end_of_text(_vocab_of(SENTENCES[3])),
+                        [SENTENCES[3] + " <|endoftext|> " + SENTENCES[3]],
+                        "a vocabulary without <|endoftext|>; a text that holds it"),
     ]
+
+
+def _without_end_of_text(vocab):
+    """The vocabulary without <|endoftext|> (the ids stay as they were): that token is then unknown."""
+    return {token: token_id for token, token_id in vocab.items() if token != "<|endoftext|>"}
 
 
 def _hidden_1_1(rng):

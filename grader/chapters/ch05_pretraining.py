@@ -61,7 +61,7 @@ def _vocab(args):
 
 def _model_label(args):
     if args["model"] == "tiny":
-        return f"a tiny language model (vocab_size={args['vocab_size']}, emb_dim={args['emb_dim']})"
+        return f"a small test model (vocab_size={args['vocab_size']}, emb_dim={args['emb_dim']})"
     cfg = args["cfg"]
     return (f"a small GPTModel (vocab_size={cfg['vocab_size']}, emb_dim={cfg['emb_dim']}, n_layers={cfg['n_layers']}, "
             f"drop_rate={cfg['drop_rate']})")
@@ -158,7 +158,7 @@ def _training_case(task_id, rng, model_args, train_sequences=6, val_sequences=4,
     steps = math.ceil(train_sequences / batch_size) * num_epochs
     extra = "".join(f", {k}={v}" for k, v in schedule.items() if k != "decay_groups")
     if schedule.get("decay_groups"):
-        extra += ", two parameter groups (linear weights with weight decay, embeddings, norms and biases without)"
+        extra += ", two parameter groups"
     label = (f"{steps} steps ({num_epochs} epochs of {math.ceil(train_sequences / batch_size)} batches), "
              f"eval_freq={eval_freq}, eval_iter={eval_iter}, AdamW lr={lr}{extra}, {_model_label(model_args)}, float64")
     return Case(task_id, "train", label, args, arrays, "float64")

@@ -348,19 +348,26 @@ def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtyp
     if past_end:
         steps += [{"feed": [0, 2 if straddle else 1], "array": "x2", "kwargs": cached, "raises": True}]
     args["steps"] = steps
-    sizes = ", ".join(str(end - start) for start, end in first)
+    sizes = _chunk_sizes(first)
     if straddle:
-        second = (f"{second_total} tokens of another sequence (context_length={context_length}), then a chunk "
-                  f"of 2 more, which would pass context_length")
+        second = (f"{second_total} tokens of another sequence (context_length={context_length}), then 2 more "
+                  f"(past context_length)")
     else:
         second = (f"{second_total} tokens of another sequence up to context_length={context_length}"
                   f"{', then one more' if past_end else ''}")
     label = (f"{f'large scores (query and key biases of {large_scores:g}): ' if large_scores else ''}"
-             f"a batch of {batch} x {tokens} tokens fed in chunks of {sizes} with use_cache=True, then "
+             f"{batch} x {tokens} tokens in {sizes} (use_cache=True), then "
              f"reset_cache() and {second}; d_in={d_in}, d_out={d_out}, num_heads={num_heads}"
              f"{', qkv_bias=True' if qkv_bias else ''}{f', dropout={dropout} in eval mode' if dropout else ''}, "
              f"{dtype}")
     return Case("6.5", "steps", label, args, arrays, dtype)
+
+
+def _chunk_sizes(chunks):
+    """"1, 2, 1" or, when every chunk has the same size, "6 chunks of 1"."""
+    sizes = [end - start for start, end in chunks]
+    return f"{len(sizes)} chunks of {sizes[0]}" if len(set(sizes)) == 1 and len(sizes) > 2 else \
+        "chunks of " + ", ".join(map(str, sizes))
 
 
 def _train_steps_case(rng, batch, tokens, d_in, d_out, num_heads, chunks, dropout=0.5, dtype="float32"):
@@ -376,9 +383,9 @@ def _train_steps_case(rng, batch, tokens, d_in, d_out, num_heads, chunks, dropou
     arrays = {"x": rng.normal(size=(batch, tokens, d_in))}
     arrays.update(module_weights(module, rng))
     arrays.update({"state/out_proj.weight": np.eye(d_out), "state/out_proj.bias": np.zeros(d_out)})
-    sizes = ", ".join(str(end - start) for start, end in chunks)
-    label = (f"train mode with dropout={dropout}: a batch of {batch} x {tokens} tokens fed in chunks of {sizes} "
-             f"with use_cache=True; d_in={d_in}, d_out={d_out}, num_heads={num_heads}, {dtype}")
+    sizes = _chunk_sizes(chunks)
+    label = (f"train mode with dropout={dropout}: {batch} x {tokens} tokens in {sizes} "
+             f"(use_cache=True); d_in={d_in}, d_out={d_out}, num_heads={num_heads}, {dtype}")
     return Case("6.5", "steps_train", label, args, arrays, dtype)
 
 

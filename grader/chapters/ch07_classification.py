@@ -212,7 +212,7 @@ def _weights(args, rng):
 
 def _model_label(args):
     if args["model"] == "toy":
-        return f"a toy classifier ({args['num_classes']} classes, context {args['context_length']})"
+        return f"a small test classifier ({args['num_classes']} classes, context {args['context_length']})"
     cfg = args["cfg"]
     return (f"a GPTModel classifier ({cfg['n_layers']} block{'s' * (cfg['n_layers'] > 1)}, {args['num_classes']} "
             f"classes, context {cfg['context_length']})")

@@ -33,18 +33,90 @@ def test_correct_alternatives_pass(item):
     check(item.task, *load(item.source, item.task))
 
 
-@pytest.mark.parametrize("item", [i for i in ITEMS if i.expect == "wrong"], ids=lambda i: i.id)
+WRONG = [i for i in ITEMS if i.expect == "wrong"]
+_MESSAGES = {}  # item id -> the check's message: each wrong cell is checked once in this file
+
+
+def message_of(item):
+    """What check() says about a wrong corpus cell (None when the cell itself raises)."""
+    if item.id not in _MESSAGES:
+        try:
+            objects = load(item.source, item.task)
+        except Exception:
+            _MESSAGES[item.id] = None
+            return None
+        with pytest.raises(SelfCheckFailed) as failure:
+            check(item.task, *objects)
+        _MESSAGES[item.id] = str(failure.value)
+    return _MESSAGES[item.id]
+
+
+# What a student must never read: the check's own names and reprs, and walls of digits.
+INTERNAL = [r"\breference\b", r"reference's", r"tiny language model", r"toy classifier", r"stand-in",
+            r"test weights", r"entries differ\)", r" object at 0x", r"\(\n\s+\(", r"\d\.\d{7,}"]
+
+
+def internal_names(message):
+    from gptcourse.checking.judge import _test_model_classes
+
+    patterns = INTERNAL + [rf"\b{name}\b" for name in _test_model_classes()]
+    return [match.group(0) for pattern in patterns for match in [re.search(pattern, message)] if match]
+
+
+@pytest.mark.parametrize("item", WRONG, ids=lambda i: i.id)
 def test_wrong_implementations_fail_with_a_message(item):
-    try:
-        objects = load(item.source, item.task)
-    except Exception:
+    message = message_of(item)
+    if message is None:
         pytest.skip("the cell itself raises; the grader test covers it")  # not counted as passing
-    with pytest.raises(SelfCheckFailed) as failure:
-        check(item.task, *objects)
-    message = str(failure.value)
     assert f"Task {item.task}" in message
     assert any(k in message.lower() for k in item.keywords), message
     assert not [word for word in item.absent if word in message.lower()], message
+    # Read in one breath: the first line says the task and what failed, never more than 200
+    # characters; the case comes last; no name or repr of the check's own.
+    assert len(message.splitlines()[0]) <= 200, message
+    assert message.splitlines()[-1].startswith("(Checked on "), message
+    assert not internal_names(message), (internal_names(message), message)
+
+
+def test_most_failures_are_short():
+    """The first line at most 160 characters and the whole message at most 600 in 95 % of the
+    corpus's failures (all of them: the shares are of the whole corpus)."""
+    messages = [m for m in (message_of(item) for item in WRONG) if m]
+    long_first = [m.splitlines()[0] for m in messages if len(m.splitlines()[0]) > 160]
+    long_whole = [m for m in messages if len(m) > 600]
+    assert len(long_first) <= 0.05 * len(messages), long_first
+    assert len(long_whole) <= 0.05 * len(messages), [m[:100] for m in long_whole]
+
+
+def diagnosis(message):
+    """The sentence that says why: after "It looks like", else the line before the case."""
+    lines = message.splitlines()[:-1]
+    for line in lines:
+        if line.startswith("It looks like "):
+            return line
+    return lines[-1] if len(lines) > 1 else ""
+
+
+NEIGHBOURS = [(item, other) for item in WRONG for other in item.neighbours]
+
+
+@pytest.mark.parametrize("item, neighbour", NEIGHBOURS, ids=[f"{i.id}-{n}" for i, n in NEIGHBOURS])
+def test_a_mistake_does_not_get_its_neighbours_diagnosis(item, neighbour):
+    """Two cells of a task with the same symptom and different causes: the diagnosis that names the
+    neighbour's cause is not given to this cell (a hint may only claim what the observation proves)."""
+    other = next(i for i in WRONG if i.task == item.task and i.name == neighbour)
+    theirs = diagnosis(message_of(other))
+    assert theirs and message_of(other) != message_of(item)
+    assert theirs not in message_of(item), (theirs, message_of(item))
+
+
+def test_the_neighbours_cover_each_misleading_kind_seen():
+    """The kinds of misleading hints a rating of the messages found, each with a neighbour here."""
+    covered = {(item.task, item.name) for item, _ in NEIGHBOURS}
+    for cell in [("2.4", "wrong_mask_times_inf"), ("6.2", "wrong_returns_probabilities"), ("6.3", "wrong_cumsum_dim0"),
+                 ("5.7", "wrong_lr_never_written"), ("5.4", "wrong_evaluate_returns_swapped"),
+                 ("6.5", "wrong_mask_offset_one_early"), ("6.5", "wrong_cache_cat_heads_dim")]:
+        assert cell in covered, cell
 
 
 def test_a_generate_that_samples_instead_of_argmax_fails_whatever_the_random_state():
@@ -180,10 +252,10 @@ def test_a_check_that_ran_out_of_memory_says_so_in_the_graders_words(monkeypatch
     with pytest.raises(SelfCheckFailed) as failed:
         check("2.1", namespace["simple_self_attention"])
     message = str(failed.value)
-    assert message.startswith("Task 2.1 (simple_self_attention) failed on ")
+    assert message.startswith("Task 2.1 (simple_self_attention) failed: ")
     assert (f"your code used more than {limit} and was stopped at line 3 of your solution cell, "
             f"while calling simple_self_attention(") in message
-    assert "a loop that never ends" in message
+    assert "a loop that never ends" in message.lower()
 
 
 def test_running_out_of_memory_in_the_checks_own_work_says_so_too(monkeypatch):

@@ -50,7 +50,7 @@ BROKEN_CELLS = [
     ("tensor_subclass_eq_true", "2.4",
      "class Liar(torch.Tensor):\n    def __eq__(self, other):\n        return True\n"
      "def causal_attention_weights(attn_scores, d_k):\n    return torch.zeros_like(attn_scores).as_subclass(Liar)\n",
-     "failed", "not the reference"),
+     "failed", "not the expected"),
     ("monkeypatched_allclose", "2.4",
      "torch.allclose = lambda *args, **kwargs: True\nimport numpy\nnumpy.allclose = lambda *args, **kwargs: True\n"
      "def causal_attention_weights(attn_scores, d_k):\n    return torch.softmax(attn_scores, dim=-1)\n",

@@ -33,7 +33,7 @@ HOSTILE = '<script>alert("x")</script>'
 RUN = {"seed": 4242, "device": "cpu", "torch": "2.13.0", "cuda": None, "isolation": {"sandbox": "none"}}
 CASE = "Failed on a batch of 2 sequences of 6 tokens, float32 [cpu]: "
 KNOWN = CASE + "Attention weights: wrong — it looks like the scores are scaled: simple self-attention uses the raw dot products"
-HINT = (CASE + "Context vectors: not the reference's values, largest difference {diff} at index [0, 2, 1] (yours 0.1000, "
+HINT = (CASE + "Context vectors: not the expected values, largest difference {diff} at index [0, 2, 1] (yours 0.1, "
         "expected 0.4000) — the context vectors are a weighted sum of the inputs: multiply the weights by the inputs")
 RAISED = ("Failed on d_in=3, d_out=2 [cpu]: RuntimeError while creating SelfAttention_v1(d_in=3, d_out=2) at line 4: "
           "y = x @ self.W: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x2) — a matrix product with "
@@ -47,7 +47,7 @@ ON_CASE = {"case": "a batch of 2 sequences of 6 tokens, float32", "device": "cpu
 FINDINGS = {
     KNOWN: Finding("known mistake", observed="Attention weights", **ON_CASE,
                    mistake="the scores are scaled: simple self-attention uses the raw dot products"),
-    HINT: Finding("wrong result", observed="Context vectors", difference="not the reference's values", **ON_CASE,
+    HINT: Finding("wrong result", observed="Context vectors", difference="not the expected values", **ON_CASE,
                   hint="the context vectors are a weighted sum of the inputs: multiply the weights by the inputs"),
     RAISED: Finding("error", case="d_in=3, d_out=2", device="cpu", error_type="RuntimeError",
                     step="creating SelfAttention_v1(d_in=3, d_out=2)",
@@ -156,7 +156,7 @@ def test_the_same_mistake_with_other_numbers_has_one_label():
 
     want = np.zeros((2, 6, 2))
     messages, sorts = zip(*(_difference("Context vectors", want + d, want) for d in (0.31, 2.5, 1e-3)))
-    assert len(set(messages)) == 3 and set(sorts) == {"not the reference's values"}
+    assert len(set(messages)) == 3 and set(sorts) == {"not the expected values"}
     error = FINDINGS[RAISED].to_json()
     steps = {mistake_of({"finding": dict(error, step=f"calling forward(x) (step {n})")}) for n in (4, 12)}
     assert steps == {("error", "RuntimeError while calling forward")}

@@ -115,6 +115,6 @@ def test_validate_shows_the_memory_message(graded, tmp_path, monkeypatch):
     failed = Validator(config=app.config).validate(str(path))["failed"]
     shown = next(cell["raw_error"] for cell in failed if cell["source"] == 'check("2.1", simple_self_attention)')
     check_2_1 = " ".join(shown.split())  # the self-check breaks its lines at 72 characters
-    assert "Task 2.1 (simple_self_attention) failed on " in check_2_1
+    assert "Task 2.1 (simple_self_attention) failed: " in check_2_1
     assert f"your code used more than the {CAP_MB} MB memory limit and was stopped at line 4 of your solution cell" in check_2_1
     assert "Traceback" not in shown

@@ -75,7 +75,10 @@ ERROR_HINTS = [
     (r"same device|Expected all tensors to be on the same device|device type",
      "a tensor is on the wrong device: tensors created inside forward stay on the CPU; register "
      "them with self.register_buffer so .to(device) moves them, or create tensors with device=x.device"),
-    (r"view size is not compatible|view\(\) on a non-contiguous|use \.reshape",
+    (r"Expected size for first two dimensions of batch2 tensor|Expected batch2_sizes",
+     "a batched matrix product (@ or torch.bmm on 3-D tensors) whose shapes do not line up: in (b, n, m) @ "
+     "(b, m, p) the batch sizes and both m's must agree; print the .shape of each side and check what you transpose"),
+    (r"view size is not compatible|view\(\) on a non-contiguous|use \.reshape|spans across two contiguous subspaces",
      "after a transpose the tensor is not contiguous: call .contiguous() before .view (or use .reshape)"),
     (r"mat1 and mat2 shapes cannot be multiplied|size mismatch|shapes cannot be multiplied",
      "a matrix product with mismatched shapes: check which dimensions you transpose, and remember "
@@ -90,6 +93,14 @@ ERROR_HINTS = [
      "call super().__init__() first in your __init__"),
     (r"positional argument|unexpected keyword argument|takes \d+ positional",
      "the signature differs from the task's: check the names and order of the arguments"),
+    (r"Tensors must have same number of dimensions|stack expects each tensor to be equal size",
+     "tensors joined with torch.cat or torch.stack must have the same shape apart from the joined dimension "
+     "(torch.stack: the same shape, full stop): print the .shape of each"),
+    (r"only integer tensors of a single element can be converted to an index|too many indices for tensor",
+     "an index that does not fit the tensor: print the .shape of the tensor you index and of the index"),
+    (r"index out of range in self",
+     "an embedding lookup with an index past the end of its table (nn.Embedding(n, d) takes 0 .. n - 1): "
+     "positions count from 0, torch.arange(num_tokens), and every token id must be below vocab_size"),
     (r"Dimension out of range|dimension .* out of range",
      "a dimension index out of range: does your code handle batched input (batch, tokens, dim)?"),
     (r"\.T on a tensor|The use of `x\.T` on tensors of dimension other than 2",
@@ -106,10 +117,30 @@ def _chapter(task_id):
     return chapter_module(get_task(task_id).chapter)
 
 
+_STEP = re.compile(r"^step (\d+)(.*?): (.*)$")
+
+
+def _step_name(key):
+    """A step of a sequence of calls (kinds.ModuleSteps): "step 2: tokens 1 to 1, use_cache=True"
+    reads "the output of step 2 (tokens 1 to 1, use_cache=True)"."""
+    found = _STEP.match(key)
+    if not found:
+        return None
+    number, mode, what = found.groups()
+    if what.endswith(" is None") or " is None, " in what:
+        return f"after step {number}{mode}, whether {what}"
+    refusal = " (past the end: must raise)"
+    if what.endswith(refusal):
+        return f"step {number}{mode} ({what[:-len(refusal)]}, past the end: it must raise)"
+    return f"the output of step {number}{mode} ({what})"
+
+
 def key_name(task_id, key):
     names = {**KEY_NAMES, **getattr(_chapter(task_id), "KEY_NAMES", {})} if task_id else KEY_NAMES
     if key in names:
         return names[key]
+    if _step_name(key):
+        return _step_name(key)
     for prefix, name in KEY_PREFIXES.items():
         if key.startswith(prefix):
             return name(key[len(prefix):])
@@ -142,6 +173,10 @@ def error_hint(error, task_id=None):
     for pattern, hint in ERROR_HINTS:
         if re.search(pattern, text):
             return hint
+    if error["type"] in ("RuntimeError", "IndexError") and error.get("where"):
+        # PyTorch's own words, about its operation rather than the task: where to look, at least.
+        return ("these are PyTorch's words about the operation on the line shown; print the .shape (and .dtype) "
+                "of each tensor that line uses and compare them with what the task gives your code")
     return ""
 
 
@@ -166,7 +201,31 @@ def describe_error(error, task_id=None):
     return error_finding(error, task_id)[0]
 
 
+def _test_model_classes():
+    """The names of the check's own small models (gptcourse/checking/chapters/toys.py)."""
+    import torch
+
+    from .chapters import toys
+
+    return [name for name, value in vars(toys).items()
+            if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == toys.__name__]
+
+
+def plain_error_text(text):
+    """An error's text without the check's own class names: Python's "'NestedModel' object has no
+    attribute 'trf_blocks'" reads "the test model has no attribute 'trf_blocks'"."""
+    for name in _test_model_classes():
+        text = re.sub(rf"'{name}' object", "the test model", text)
+        text = re.sub(rf"\b{name}\b", "the test model", text)
+    return text
+
+
 def error_finding(error, task_id=None):
+    message, finding = _error_finding(error, task_id)
+    return plain_error_text(message), finding
+
+
+def _error_finding(error, task_id=None):
     """(message, Finding) for an exception raised while a case ran (or a probe's own check on
     what the code did, error["ours"]: then there is no exception type, and its message says what)."""
     finding = Finding("error", error_type="" if error.get("ours") else error["type"], step=error["step"])
@@ -181,9 +240,15 @@ def error_finding(error, task_id=None):
     if error.get("ours"):
         message = f"while {error['step']}{where}: {error['message']}"
         finding = replace(finding, detail=error["message"])
-    else:
-        message = f"{error['type']} while {error['step']}{where}" + (f": {error['message']}" if error["message"] else "")
     hint = error_hint(error, task_id)
+    if not error.get("ours"):
+        said = str(error["message"] or "")
+        if hint and "\n" in said.strip():
+            # A library's several lines of advice: the course's hint says what they mean here. A
+            # first line that announces the next ("Error(s) in loading state_dict ...:") keeps it.
+            lines = said.strip().splitlines()
+            said = lines[0] + (f" {lines[1].strip()[:160]}" if lines[0].endswith(":") else "")
+        message = f"{error['type']} while {error['step']}{where}" + (f": {said}" if said else "")
     return (f"{message} — {hint}" if hint else message), replace(finding, hint=hint)
 
 
@@ -227,7 +292,7 @@ def _array_difference(name, got, expected):
         where = tuple(int(i) for i in np.argwhere(got != expected)[0])
         return f"{name}: differs at index {list(where)} (yours {got[where]}, expected {expected[where]})", "wrong values"
     if np.isnan(got).any() and not np.isnan(expected).any():
-        return f"{name}: contains NaN where the reference has numbers", "NaN where the reference has numbers"
+        return f"{name}: NaN where numbers are expected", "NaN where numbers are expected"
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.array(np.abs(got.astype(np.float64) - expected.astype(np.float64)))  # 0-d stays an array
     # The same infinity (or NaN) on both sides is no difference; inf against a number, or NaN
@@ -239,22 +304,65 @@ def _array_difference(name, got, expected):
         where = tuple(int(i) for i in np.argwhere(infinite)[0])
         count = int(infinite.sum())
         places = "1 position" if count == 1 else f"{count} positions"
-        return (f"{name}: not the reference's values at {places}, the first at index {list(where)}: "
-                f"got {_number(got[where])}, expected {_number(expected[where])}"), "not the reference's values"
+        return (f"{name}: not the expected values at {places}, the first at index {list(where)}: "
+                f"got {_number(got[where])}, expected {_number(expected[where])}"), "not the expected values"
     where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
-    return (f"{name}: not the reference's values, largest difference {diff.max():.4g} at index "
-            f"{list(where)} (yours {_number(got[where])}, expected {_number(expected[where])})"), \
-        "not the reference's values"
+    text = (f"{name}: not the expected values, largest difference {diff.max():.4g} at index "
+            f"{list(where)} (yours {_number(got[where])}, expected {_number(expected[where])})")
+    systematic = _systematic_difference(got, expected, diff)
+    return (f"{text}; {systematic}" if systematic else text), "not the expected values"
+
+
+def _systematic_difference(got, expected, diff):
+    """A small difference that is no rounding noise: most entries off by about the same factor
+    (a constant of the formula a little off, a squared or missing factor), said as such."""
+    if diff.max() > 1e-2 * max(1.0, float(np.abs(expected).max())):
+        return ""  # a large difference speaks for itself
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = got / expected
+    usable = np.isfinite(ratio) & (np.abs(expected) > 1e-3 * max(1e-12, float(np.abs(expected).max())))
+    if usable.sum() < 3:
+        return ""
+    ratios = ratio[usable]
+    if np.ptp(ratios) < 1e-3 * abs(float(np.median(ratios))) and abs(float(np.median(ratios)) - 1) > 1e-5:
+        return (f"every value is {float(np.median(ratios)):.6g} times the expected one: not rounding noise but "
+                f"a constant of the formula slightly off (check each number your code writes out)")
+    if (diff[usable] > 0).mean() > 0.9:
+        return ("small, but nearly every value differs: more likely a constant of the formula slightly off "
+                "(check each number your code writes out) than rounding noise")
+    return ""
 
 
 def _number(value):
-    """-inf, inf, nan or the number with four decimals."""
+    """-inf, inf, nan or the number with four significant digits."""
     value = float(value)
-    return f"{value:.4f}" if np.isfinite(value) else str(value)
+    return f"{value:.4g}" if np.isfinite(value) else str(value)
+
+
+def _rounded(value):
+    """The value with every float at four significant digits (a wall of 16-digit floats reads as
+    noise), arrays as their shape."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}") if np.isfinite(value) else value
+    if isinstance(value, np.ndarray):
+        return _ArrayShape(value.shape) if value.size > 6 else _rounded(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_rounded(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+class _ArrayShape:
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def __repr__(self):
+        return f"an array of shape {self.shape}"
 
 
 def _shown(value, limit=200):
-    text = repr(value)
+    text = repr(_rounded(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -290,10 +398,12 @@ def _dict_difference(got, expected):
     else:
         key = changed[0]
         first = f"[{_shown(key, 60)}] is {_shown(got[key], 60)}, expected {_shown(expected[key], 60)}"
-        return f"{first} ({len(changed)} of {len(expected)} entries differ)", "wrong entries"
+        others = len(changed) - 1
+        more = f"; {others} other entr{'y differs' if others == 1 else 'ies differ'} too" if others else ""
+        return f"{first}{more}", "wrong entries"
     counts = [f"{len(v)} {what}" for v, what in ((missing, "missing"), (extra, "unexpected"),
                                                   (changed, "with other values")) if v]
-    return f"{first}; {len(got)} entries, expected {len(expected)} ({', '.join(counts)})", sort
+    return f"{first}; {len(got)} entries, expected {len(expected)}: {', '.join(counts)}", sort
 
 
 def _list_difference(got, expected):
@@ -311,9 +421,20 @@ def _list_difference(got, expected):
 
 
 def _attribute_differences(got, expected):
-    """One sentence per attribute that differs from the contract's description."""
-    return [f"`{attr}` should be {want}, yours is {got.get(attr, 'missing')}"
-            for attr, want in expected.items() if got.get(attr, "missing") != want]
+    """One sentence per kind of difference from the contract's description: attributes that are
+    wrong the same way are named together."""
+    kinds = {}
+    for attr, want in expected.items():
+        have = got.get(attr, "missing")
+        if have != want:
+            kinds.setdefault((want, have), []).append(f"`{attr}`")
+    sentences = []
+    for (want, have), attrs in kinds.items():
+        if len(attrs) == 1:
+            sentences.append(f"{attrs[0]} should be {want}, yours is {have}")
+        else:
+            sentences.append(f"{', '.join(attrs[:-1])} and {attrs[-1]} should each be {want}, yours are {have}")
+    return sentences
 
 
 def property_hint(task_id, key, got_obs, expected_obs, case):
@@ -401,6 +522,30 @@ def _owned_finding(task_id, key, problem):
     return Finding("wrong result", observed=observed, difference=problem.removeprefix(f"{name}: "))
 
 
+def _same_as_mistake(got, expected, mistake_obs, device):
+    """A known mistake is named only when it explains every observation the student's code got
+    wrong on the case, not just the first (one equal observation can come from another mistake)."""
+    wrong = [k for k in mistake_obs if k in got and not k.startswith("internals/")
+             and not _close(got[k], expected.get(k), device)]
+    return bool(wrong) and all(_close(got[k], mistake_obs[k], device) for k in wrong)
+
+
+def _swapped_pair(have, want, device):
+    """Two returned values in each other's places: said only when swapping them back gives exactly
+    the expected values."""
+    if not (isinstance(have, list) and isinstance(want, list) and len(have) == len(want) <= 8):
+        return ""
+    for i in range(len(want)):
+        for j in range(i + 1, len(want)):
+            swapped = list(have)
+            swapped[i], swapped[j] = have[j], have[i]
+            if not _close(want[i], want[j], device) and _close(swapped, want, device):
+                return (f"items {i + 1} and {j + 1} of what your function returns are in each other's places "
+                        f"(swapped back, they are exactly the expected values): check the order of your return "
+                        f"statement, and of the values your code passes along before it")
+    return ""
+
+
 def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
     """(message, Finding) for one observation that differs from the reference's."""
     name = key_name(task_id, key)
@@ -413,6 +558,11 @@ def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
     if key == "extra_parameters":
         what = kind.messages.get(key, 'your module has parameters the task does not list')
         return f"{what}: {', '.join(have)}", replace(wrong, difference=what)
+    if key.startswith("after/") and isinstance(want, (dict, list)):
+        change, _ = _difference(f"the {key[6:]} it was given, after the calls", have, want)
+        return (f"your code changed the {key[6:]} it was given: {change.split(': ', 1)[1]} — the caller's "
+                f"{key[6:]} must stay as it was: keep anything extra in a copy of your own (dict(...))"), \
+            replace(wrong, difference="changed its input in place")
     if key.startswith("after/"):
         return (f"your code changed its input {key[6:]} in place (for example with masked_fill_ on the "
                 f"argument): compute a new tensor instead, the caller's data must stay as it was"), \
@@ -422,8 +572,55 @@ def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
     # A gradient that never arrived says more than any known mistake that also lacks one.
     cut_graph = have is None and isinstance(want, np.ndarray)
     for message, mistake_obs in ([] if cut_graph else mistakes() if callable(mistakes) else mistakes):
-        if key in mistake_obs and _close(have, mistake_obs[key], case.device):
+        if key in mistake_obs and _same_as_mistake(got, expected, mistake_obs, case.device):
             return f"{name}: wrong — it looks like {message}", Finding("known mistake", observed=name, mistake=message)
+    swapped = _swapped_pair(have, want, case.device)
+    if swapped:
+        return f"{name}: {swapped}", replace(wrong, difference="two values in swapped order", hint=swapped)
     hint = property_hint(task_id, key, got, expected, case)
     difference, sort = _difference(name, have, want)
     return (f"{difference} — {hint}" if hint else difference), replace(wrong, difference=sort, hint=hint)
+
+
+# ------------------------------------------------------------------------------------------
+# Laying a failure out for a reader
+
+# The first line of a failure says which task failed and what: short enough to read in one
+# breath. What the difference is and why come on lines of their own, the case last.
+HEADLINE_WIDTH = 160
+
+_DEVICE_WORDS = {"cpu": "the CPU", "cuda": "the GPU",
+                 "meta": "PyTorch's meta device, which stands in for a GPU"}
+
+
+def device_words(device):
+    return _DEVICE_WORDS.get(str(device).split(":")[0], str(device))
+
+
+def laid_out(opening, problem, case_label, device):
+    """`opening` ("Task <id> (<names>) failed") and what failed on the first line,
+    then the details and the reason each on lines of their own, and the case last.
+
+    A problem reads "what: details — why"; its first line keeps "what" whole when it fits."""
+    first, _, rest = problem.partition("\n")
+    what, _, why = first.partition(" — ")
+    details = ""
+    if len(opening) + 2 + len(what) > HEADLINE_WIDTH and ": " in what:
+        what, details = what.split(": ", 1)
+    joiner = " " if what.startswith("while ") else ": "
+    lines = [f"{opening}{joiner}{_lowercased(what)}"]
+    lines += [_capitalised(part) for part in (details, why, rest) if part]
+    lines.append(f"(Checked on {case_label}, on {device_words(device)}.)")
+    return "\n".join(lines)
+
+
+def _lowercased(text):
+    """"The returned value" -> "the returned value"; "NaN", "IndexError" and `names` stay."""
+    word = text.split(" ", 1)[0]
+    return text[:1].lower() + text[1:] if word[:1].isupper() and word[1:].isalpha() and word[1:].islower() else text
+
+
+def _capitalised(text):
+    """A sentence's first letter, unless it starts with a name from code (top_k_logits, idx)."""
+    word = text.split(" ", 1)[0].rstrip(":,;")
+    return text[:1].upper() + text[1:] if word.isalpha() and word.islower() else text

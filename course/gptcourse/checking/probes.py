@@ -296,7 +296,7 @@ class Probe:
 
     def load_state(self, module):
         """Copy the case's weights (arrays named state/<parameter>) into the module, by name."""
-        self.step = "loading the test weights into your module"
+        self.step = "setting your module's parameters, by name, to the values the check uses"
         params = dict(module.named_parameters())
         expected = {key[len("state/"):] for key in self.case.arrays if key.startswith("state/")}
         if not self.meta:
@@ -471,8 +471,8 @@ def _tensors_in(values):
             yield from _tensors_in(value)
 
 
-_ON_A_GPU = ("(on a GPU: \"Expected all tensors to be on the same device\"; checked here on PyTorch's 'meta' "
-             "device, which stands in for a GPU)")
+# The case line under the message says that the meta device stands in for a GPU.
+_ON_A_GPU = "(on a GPU: \"Expected all tensors to be on the same device\")"
 
 
 def _device_mix_message(func, stray, input_name=None, write=False, module=True):
@@ -483,15 +483,14 @@ def _device_mix_message(func, stray, input_name=None, write=False, module=True):
         return (f"{input_name} was handed to your code on the CPU and reached `{operation}` still there "
                 f"{_ON_A_GPU}: move it first with {input_name}.to(device)")
     made = "a tensor your module makes" if module else "a tensor your function makes"
-    fix = ("give it device=x.device in forward, or make it once in __init__ with self.register_buffer, which "
-           ".to(device) moves" if module else "give it the device of the tensors it meets (device=idx.device, "
-           "say), or move it with .to(device)")
+    fix = ("give it device=x.device in forward, or make it in __init__ as a buffer, self.register_buffer, which "
+           ".to(device) moves"
+           if module else "give it device=idx.device (the device of what it meets), or use .to(device)")
     if write:
-        return (f"your code writes the device's values into a CPU tensor of shape {shape} (`{operation}`): they "
-                f"stay on the CPU {_ON_A_GPU}. {made[0].upper()}{made[1:]} (torch.zeros, torch.empty, ...) is on "
-                f"the CPU unless told otherwise: {fix}")
-    return (f"a CPU tensor of shape {shape} meets the device's tensors in `{operation}` {_ON_A_GPU}: {made} "
-            f"(torch.tensor, torch.arange, torch.ones, ...) is on the CPU unless told otherwise: {fix}")
+        return (f"your code writes the device's values into a CPU tensor of shape {shape} (`{operation}`) "
+                f"{_ON_A_GPU} — {made} (torch.zeros, torch.empty, ...) is on the CPU unless told otherwise: {fix}")
+    return (f"a CPU tensor of shape {shape} meets the device's tensors in `{operation}` {_ON_A_GPU} — {made} "
+            f"(torch.tensor, torch.arange, ...) is on the CPU unless told otherwise: {fix}")
 
 
 def load_meta_kernels():

@@ -12,7 +12,7 @@ import torch
 
 from ..messages import SHOWN_WIDTH, say, wrap_at_words
 from . import records
-from .judge import judge
+from .judge import judge, laid_out
 from .memory import allocation_failed, kernel_cap_mb, memory_exhausted, memory_message, requested_bytes
 from .probes import META, ProbeContext, device_pass_supported, run_probe
 from .tasks import carried_tasks, get_task
@@ -141,9 +141,7 @@ def _check_case(task, name, names, case, expected, mistakes, context):
     else:
         problem = judge(task.id, case, got, expected, mistakes)
     if problem:
-        raise SelfCheckFailed(
-            f"Task {task.id} ({name}) failed on {case.label} [{case.device}]:\n{problem}"
-        ) from None
+        raise SelfCheckFailed(laid_out(f"Task {task.id} ({name}) failed", problem, case.label, case.device)) from None
     return 1
 
 

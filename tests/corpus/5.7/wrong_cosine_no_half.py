@@ -1,6 +1,7 @@
 # expect: wrong
 # mistake: forgets the factor 0.5 of the cosine, so right after warmup the rate is min_lr + 2 * (peak_lr - min_lr), about twice the peak.
 # keywords: 0.5, half, peak rate
+# absent: progress 0
 def lr_at_step(step, total_steps, warmup_steps, peak_lr, initial_lr, min_lr):
     if step < warmup_steps:
         lr_increment = (peak_lr - initial_lr) / warmup_steps

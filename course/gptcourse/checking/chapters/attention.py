@@ -22,6 +22,9 @@ KEY_NAMES = {
 
 # Size mismatches mean different things with and without a mask buffer.
 SIZE_MISMATCH = r"must match the size of tensor|The size of tensor a"
+# A size mismatch is blamed on the mask only when the student's line that raised uses it: the
+# same error from a product of queries and keys says nothing about the mask.
+ON_A_MASK_LINE = {"where": r"mask"}
 MASK_TRUNCATION_HINT = ("a size mismatch: is the mask truncated to the number of tokens "
                         "(mask[:num_tokens, :num_tokens]) and are you transposing the right dimensions?")
 BATCHED_INPUT_HINT = ("sizes do not match on batched input: with (batch, tokens, dim) the two dimensions to "
@@ -93,20 +96,74 @@ def _nan_where_numbers(key, got, expected):
     return bool(np.isnan(value).any() and not np.isnan(want).any())
 
 
+def scores_can_overflow(case):
+    """Whether a score of this case can pass the point where exp overflows (88 in float32): shown by
+    its arrays (the scores, or inputs whose dot products are the scores), or by a module case whose
+    query and key biases were set large for that purpose."""
+    arrays = case.arrays
+    if "attn_scores" in arrays:
+        return float(np.abs(arrays["attn_scores"]).max()) / np.sqrt(case.args.get("d_k", 1)) > 80
+    if "inputs" in arrays:
+        x = arrays["inputs"]
+        return float(np.abs(x @ np.swapaxes(x, -1, -2)).max()) > 80
+    return "large scores" in case.label
+
+
+def _nan_rows(value):
+    """For each query position (the second-to-last axis), whether any of its rows holds NaN."""
+    rows = np.isnan(value).any(axis=-1)
+    return rows.reshape(-1, rows.shape[-1]).any(axis=0) if rows.ndim > 1 else rows
+
+
+def _all_nan_rows(value):
+    """For each query position, whether some row of it is NaN in every entry."""
+    rows = np.isnan(value).all(axis=-1)
+    return rows.reshape(-1, rows.shape[-1]).any(axis=0) if rows.ndim > 1 else rows
+
+
 def overflow_hint(key, got, expected, case):
-    """NaN where the reference has numbers, without a mask: exp overflowing in a hand-written softmax."""
-    return "NaN where the reference has numbers: " + OVERFLOW_HINT if _nan_where_numbers(key, got, expected) else ""
+    """NaN where numbers are expected, without a mask: an overflowing hand-written softmax, claimed
+    only when this case's scores are large enough to overflow."""
+    if not _nan_where_numbers(key, got, expected):
+        return ""
+    if scores_can_overflow(case):
+        return "NaN where numbers are expected: scores here pass 88, and " + OVERFLOW_HINT
+    return ("NaN where numbers are expected, though this case's scores are small (no exp overflows): a NaN "
+            "came from an operation such as 0 * inf, inf - inf or 0 / 0 in your code")
 
 
 def nan_hint(key, got, expected, case):
-    """NaN where the reference has numbers, with a causal mask: a softmax over a row with nothing
-    visible, or exp overflowing in a hand-written softmax."""
+    """NaN where numbers are expected, with a causal mask. What the rows show decides what is said:
+    only the first position's row (it sees itself alone): the diagonal is hidden; rows at every
+    position: a NaN entered the scores (0 * -inf from a mask multiplied by -inf), or exp
+    overflowed where the case's scores are large enough for that."""
     if not _nan_where_numbers(key, got, expected):
         return ""
-    return ("NaN where the reference has numbers comes from one of two things. A softmax over a row where "
-            "every score is -inf: the mask hides a token from itself too; the diagonal must stay visible: mark "
-            "the future with torch.triu(..., diagonal=1), or mark what may be seen with torch.tril(...) and "
-            "fill where it is 0. Or " + OVERFLOW_HINT)
+    value = got[key]
+    if value.ndim < 2:
+        return overflow_hint(key, got, expected, case)
+    rows = _nan_rows(value)
+    empty = _all_nan_rows(value)
+    if empty.any() and not rows.all() and not scores_can_overflow(case):
+        positions = [int(i) for i in np.flatnonzero(empty)]
+        return (f"NaN throughout the rows of positions {positions[:6]}: at those positions every score was hidden "
+                f"(-inf), and a softmax over nothing is NaN. Each token must see itself and the tokens before it: "
+                f"mark the future with torch.triu(..., diagonal=1), or what may be seen with torch.tril(...) and "
+                f"fill where it is 0")
+    if rows[0] and not rows[1:].any():
+        return ("NaN only in the first position's row: the first token may see itself alone, so a mask that "
+                "hides the diagonal too leaves it nothing, and a softmax over nothing is NaN. Mark the future "
+                "with torch.triu(..., diagonal=1), or what may be seen with torch.tril(...) and fill where it is 0")
+    if rows.all() and scores_can_overflow(case):
+        return "NaN where numbers are expected, and this case's scores pass 88: " + OVERFLOW_HINT
+    if rows.all():
+        return ("NaN at every position, the first token's row too (it sees itself, so its row is never empty), "
+                "and this case's scores are small: a NaN entered the scores before the softmax. 0 * -inf is NaN: "
+                "a 0/1 mask multiplied by -inf (or added after such a product) gives it; put -inf in with "
+                "masked_fill (or torch.where) instead")
+    positions = [int(i) for i in np.flatnonzero(rows)]
+    return (f"NaN in the rows of positions {positions[:6]}{' ...' if len(positions) > 6 else ''}, not in the others: "
+            f"compare what your code does for those positions with the rest")
 
 
 def weights_hint(key, got, expected, case):

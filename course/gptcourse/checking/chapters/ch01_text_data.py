@@ -222,7 +222,8 @@ SPECS = {
             pinned=(
                 "`encode` splits with the setup cell's `TOKEN_PATTERN`, strips every piece, drops the empty ones "
                 "and maps each token to its id in the given vocabulary; a token the vocabulary lacks gets the id "
-                "the vocabulary gives `<|unk|>` (its ids need not be sorted, and `<|unk|>` need not be last).",
+                "the vocabulary gives `<|unk|>` (its ids need not be sorted, and `<|unk|>` need not be last); "
+                "`<|endoftext|>` too, when the vocabulary lacks it. The given vocabulary is left unchanged.",
                 "`decode` joins the tokens with single spaces and then removes the whitespace in front of "
                 "`, . : ; ? ! \" ( ) '`.",
                 "Round trips on sentences the vocabulary was not built from, on a text of spaces only and on the "
@@ -230,7 +231,7 @@ SPECS = {
             ),
             free=("Which attributes the tokenizer keeps (the book's `str_to_int` and `int_to_str` are a "
                   "suggestion).",)),
-        probes={"methods": kinds.Methods(tokenizer_arguments)},
+        probes={"methods": kinds.Methods(tokenizer_arguments, unchanged=("vocab",))},
         hints=(_unknown_word_hint, _encode_hint, _decode_hint)),
     "1.2": TaskSpec(
         contract=Contract(
@@ -256,6 +257,8 @@ SPECS = {
                 "A text shorter than one window: an empty data set or an error, both pass (the book asserts).",
                 "Whether the windows are made in `__init__` or when an item is read (the task text advises "
                 "`__init__`, encoding the text once).",
+                "A text holding `<|endoftext|>`: the checks' texts hold none, so encoding it as the special token "
+                "(`allowed_special`, as the task advises for chapter 05's text) and refusing it both pass.",
             )),
         probes={"windows": kinds.Dataset(dataset_arguments, item_types=True, types_message=ITEM_TYPES_MESSAGE)},
         hints=(_dataset_length_hint, _window_hint)),

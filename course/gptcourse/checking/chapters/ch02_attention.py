@@ -25,7 +25,7 @@ KEY_NAMES = dict(attention.KEY_NAMES)
 ERROR_HINTS = [
     (attention.BOOL_MASK, attention.BOOL_MASK_BUFFER_HINT, ("2.5",)),
     (attention.BOOL_MASK, attention.BOOL_MASK_HINT, None),
-    (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, ("2.5",)),
+    (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, ("2.5",), attention.ON_A_MASK_LINE),
     (attention.SIZE_MISMATCH, attention.BATCHED_INPUT_HINT, ("2.1", "2.4")),
     (r"1D tensors expected",
      "torch.dot takes two 1-D vectors, so a loop over rows works for one (T, d) sequence only: the inputs may be "
@@ -116,6 +116,8 @@ SPECS = {
             free=(
                 "How the mask is written: ones above the diagonal (what to hide) or on and below it (what to keep), "
                 "bool or float, with leading dimensions of size 1.",
+                "Whether `mask` is a persistent buffer (`register_buffer(..., persistent=False)` passes; chapter 03's "
+                "printout of `\"mask\" in state_dict()` shows True for the book's persistent one).",
                 "How dropout draws its numbers (`nn.Dropout` or `F.dropout` with the module's training flag).",
             )),
         probes=attention.causal_module_probes(causal_attention_arguments, attention.QKV + ("mask",)),

@@ -12,7 +12,7 @@ KEY_NAMES = dict(attention.KEY_NAMES, raises="Check that d_out is divisible by n
 
 ERROR_HINTS = [
     (attention.BOOL_MASK, attention.BOOL_MASK_BUFFER_HINT, None),
-    (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, None),
+    (attention.SIZE_MISMATCH, attention.MASK_TRUNCATION_HINT, None, attention.ON_A_MASK_LINE),
 ]
 
 
@@ -42,7 +42,8 @@ SPECS = {
                 "scores are divided by `sqrt(head_dim)`; the heads are put back in order and go through `out_proj`.",
                 "Causal, dropout on the attention weights as in 2.5, `d_in` different from `d_out`, one to four heads; "
                 "large scores as in 2.5.",
-                "Building it with `d_out` not divisible by `num_heads` raises (any exception).",
+                "Building it with `d_out` not divisible by `num_heads` raises (any exception) in the constructor, "
+                "`__init__`: an error first raised by `forward` is too late.",
             ),
             free=(
                 "How the heads are split and merged (`view` and `transpose`, `reshape`, `einsum`), and which other "

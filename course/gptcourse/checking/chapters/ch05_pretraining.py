@@ -453,11 +453,21 @@ def _schedule_hint(key, got, expected, case):
     if len(have) != len(want):
         return f"{len(want)} steps expected, got {len(have)}"
     numbers = [h for h in have if isinstance(h, (int, float))]
+    if key == "lr_per_step" and len(numbers) == len(have) > 1 and len(set(numbers)) == 1 and len(set(want)) > 1 \
+            and np.isclose(numbers[0], case.args["lr"], rtol=1e-9):
+        # The optimizer ran every step at the rate it was made with: nothing the code computed reached it
+        # (a schedule that computes one rate at every step shows another constant, and another hint).
+        return (f"the optimizer ran every step at the same rate, {numbers[0]:.4g}: the rate your code computes "
+                f"never reaches it. Write it into every parameter group before optimizer.step(): "
+                f"for group in optimizer.param_groups: group[\"lr\"] = lr")
     if key == "lr_per_step" and len(numbers) == len(have) and warmup < len(have) \
             and numbers[warmup] < 0.5 * want[warmup] and all(b <= a for a, b in zip(numbers, numbers[1:])):
         return ("the rate never climbs to the optimizer's rate: read the peak once, before the loop "
                 "(peak_lr = optimizer.param_groups[0][\"lr\"]); inside the loop the optimizer holds the rate "
                 "you set at the previous step")
+    proven = _schedule_slip(have, want, case)
+    if proven:
+        return proven
     for step, (h, w) in enumerate(zip(have, want)):
         if not isinstance(h, (int, float)) or not np.isclose(h, w, rtol=1e-6, atol=1e-12):
             phase = "warmup" if step < warmup else "cosine decay"
@@ -469,7 +479,46 @@ def _schedule_hint(key, got, expected, case):
             else:
                 detail = ("after warmup, progress = (step - warmup_steps) / (total_steps - warmup_steps) and "
                           "lr = min_lr + (peak_lr - min_lr) * 0.5 * (1 + cos(pi * progress))")
-            return f"step {step} ({phase}): yours {h}, expected {w:.6g} — {detail}"
+            shown = f"{h:.4g}" if isinstance(h, (int, float)) else repr(h)
+            return f"step {step} ({phase}): yours {shown}, expected {w:.4g} — {detail}"
+    return ""
+
+
+# Slips in the schedule's constants that no known mistake lists: each is said only when the
+# student's rates are exactly what the slipped formula gives at every step.
+_SCHEDULE_SLIPS = (
+    ("the cosine misses its 0.5: lr = min_lr + (peak_lr - min_lr) * 0.5 * (1 + cos(pi * progress)) "
+     "(without it the rate right after warmup is about twice the peak)",
+     lambda step, warmup, total, peak, initial, low: (
+         initial + step * (peak - initial) / warmup if step < warmup
+         else low + (peak - low) * (1 + math.cos(math.pi * (step - warmup) / (total - warmup))))),
+    ("the warmup counts steps from 1: they are counted from 0, so that step 0 runs at initial_lr itself, "
+     "initial_lr + step * (peak_lr - initial_lr) / warmup_steps",
+     lambda step, warmup, total, peak, initial, low: (
+         initial + (step + 1) * (peak - initial) / warmup if step < warmup
+         else low + (peak - low) * 0.5 * (1 + math.cos(math.pi * (step - warmup) / (total - warmup))))),
+)
+
+
+def _schedule_slip(have, want, case):
+    """The slip of _SCHEDULE_SLIPS that gives exactly the student's rates, if one does."""
+    args = case.args
+    if not all(isinstance(h, (int, float)) for h in have):
+        return ""
+    if "calls" in args:  # lr_at_step's own calls: step, total_steps, warmup_steps, peak_lr, initial_lr, min_lr
+        calls = [(step, warmup, total, peak, initial, low) for step, total, warmup, peak, initial, low in args["calls"]]
+    elif {"lr", "initial_lr", "min_lr", "warmup_steps"} <= set(args):  # a training run: a rate per step
+        calls = [(step, args["warmup_steps"], len(want), args["lr"], args["initial_lr"], args["min_lr"])
+                 for step in range(len(want))]
+    else:
+        return ""
+    for sentence, rate in _SCHEDULE_SLIPS:
+        try:
+            slipped = [rate(*call) for call in calls]
+        except (ZeroDivisionError, TypeError):
+            continue
+        if np.allclose(have, slipped, rtol=1e-6, atol=1e-12):
+            return sentence
     return ""
 
 
@@ -627,6 +676,7 @@ SPECS = {
             free=(
                 "A Python number or a 0-d tensor.",
                 "Whether the function switches the model's mode or turns gradients off.",
+                "`num_batches=0`: not checked (the book's code divides by zero there; `nan` is just as good).",
             )),
         probes={"loss": kinds.Function(loader_loss_arguments, outputs=(("loss", "the returned loss"),), scalars=True,
                                        device_pass=True)},
@@ -659,6 +709,8 @@ SPECS = {
             free=(
                 "The file's layout and its keys: only your own `load_checkpoint` reads it.",
                 "What `load_checkpoint` returns.",
+                "The model's buffers (the attention `mask`): `state_dict` carries them and `load_state_dict` puts "
+                "them back, but the checks compare parameters and the optimizer's state only.",
             )),
         probes={"file": kinds.FileRoundTrip("save_checkpoint", "load_checkpoint", write=write_checkpoint,
                                             read=read_checkpoint),

@@ -217,11 +217,9 @@ ERROR_HINTS = [
     (attention.SIZE_MISMATCH,
      "the mask does not fit the scores: with a cache the scores are (num_tokens new queries) x (all keys "
      "so far), so the mask's rows are the new tokens' positions, start .. start + num_tokens, and its "
-     "columns all the keys, :start + num_tokens", ("6.5",)),
-    *_refused("your module refused the first chunk of a sequence, when nothing is cached: after reset_cache() "
-              "(as after __init__) the cache is empty and the next chunk starts at position 0, so reset_cache() "
-              "must also set any position counter you keep back to 0 (and a chunk that fills the cache exactly "
-              "to context_length must be accepted)", r"tokens 0 to \d+, use_cache=True"),
+     "columns all the keys, :start + num_tokens", ("6.5",), attention.ON_A_MASK_LINE),
+    *_refused("your module refused the first chunk after reset_cache(), when nothing is cached: the next chunk "
+              "starts at position 0 then, so reset_cache() must also put any position counter you keep back to 0", r"tokens 0 to \d+, use_cache=True"),
     *_refused("your module refused a chunk that fits: the cached tokens plus the new ones may fill the cache "
               "exactly up to context_length, and that must be accepted; refuse only when start + num_tokens > "
               "context_length (not >=)", r"use_cache=True"),
@@ -234,12 +232,66 @@ def _probability_hint(key, got, expected, case):
             or have.shape != want.shape:
         return ""
     if np.isnan(have).any() and not np.isnan(want).any():
-        return ("NaN: exp of a large logit overflowed (logits / temperature can be huge when the temperature is "
-                "small); torch.softmax subtracts the row's maximum first and never overflows")
-    sums = have.sum(axis=-1)
-    if not np.allclose(sums, 1.0, atol=1e-4):
-        return "the probabilities of a row do not add up to 1: take the softmax over the last dimension, dim=-1"
-    return ""
+        return _nan_probabilities(have, case)
+    return _not_a_distribution(have) or _temperature_applied(have, case)
+
+
+def _temperature_applied(probs, case):
+    """The temperature the probabilities were made with, when they are exactly a softmax of the
+    logits at one temperature other than the case's: estimated from the first row's two most probable
+    tokens (log p_i - log p_top = (logit_i - logit_top) / T'), then checked on every entry."""
+    logits, temperature = case.arrays.get("logits"), case.args.get("temperature")
+    if logits is None or not temperature or probs.shape != np.shape(logits):
+        return ""
+    logits = np.asarray(logits, dtype=np.float64)
+    first, row = probs.reshape(-1, probs.shape[-1])[0], logits.reshape(-1, probs.shape[-1])[0]
+    order = np.argsort(-first)
+    top, second = int(order[0]), int(order[1])
+    if not (first[second] > 0 and np.isfinite(row[second]) and row[top] - row[second] > 1e-6):
+        return ""
+    used = float((row[top] - row[second]) / (np.log(first[top]) - np.log(first[second])))
+    if not np.isfinite(used) or used <= 0 or np.isclose(used, temperature, rtol=1e-2):
+        return ""
+    scaled = logits / used
+    made = np.exp(scaled - scaled.max(axis=-1, keepdims=True))
+    made /= made.sum(axis=-1, keepdims=True)
+    if not np.allclose(made, probs, rtol=1e-3, atol=1e-6):
+        return ""  # not a softmax at any one temperature: nothing to say about the temperature
+    named = next((name for name, value in (("the temperature squared", temperature ** 2), ("1", 1.0),
+                                           ("1 / temperature", 1 / temperature), ("its square root", temperature ** 0.5))
+                  if np.isclose(used, value, rtol=1e-2)), "")
+    return (f"your probabilities are a softmax of the logits at temperature {used:.4g}, not {temperature:g}"
+            + (f" ({named})" if named else "") + ": divide the logits by the temperature itself, once")
+
+
+def _not_a_distribution(values):
+    """What the values are, when they are not one probability distribution per row: said only as far
+    as the values show it (a softmax over another dimension, or no softmax at all)."""
+    finite = values[np.isfinite(values)]
+    if finite.size and (finite.min() < 0 or finite.max() > 1 + 1e-6):
+        return (f"these are not probabilities (values from {finite.min():.4g} to {finite.max():.4g}; probabilities "
+                f"lie between 0 and 1): the softmax of logits / temperature is what the task returns")
+    if np.allclose(values.sum(axis=-1), 1.0, atol=1e-4):
+        return ""
+    for dim in range(values.ndim - 1):
+        if np.allclose(values.sum(axis=dim), 1.0, atol=1e-4):
+            return (f"your values add up to 1 along dimension {dim}, not along the last one: the probabilities are "
+                    f"over the vocabulary, the last dimension (dim=-1)")
+    return ("the values lie between 0 and 1, but a row does not add up to 1: each row must be divided by its own "
+            "sum (over the last dimension)")
+
+
+def _nan_probabilities(values, case):
+    """NaN where numbers are expected: overflow is claimed only where it could happen (a large
+    logit / temperature); otherwise the observation alone is said."""
+    logits = case.arrays.get("logits")
+    largest = float(np.nanmax(np.abs(logits))) / case.args.get("temperature", 1.0) if logits is not None else None
+    if largest is not None and largest > 80:
+        return (f"NaN: logits / temperature reach {largest:.4g} here, and exp of anything above about 88 overflows "
+                f"in float32 (inf / inf is NaN); torch.softmax subtracts the row's maximum first and never overflows")
+    rows = np.isnan(values).reshape(-1, values.shape[-1]).any(axis=-1)
+    return (f"NaN in {int(rows.sum())} of {rows.size} rows although logits / temperature stay small here: a NaN "
+            f"came in before the softmax (0 * inf, inf - inf, or a division by 0 are the usual sources)")
 
 
 def _filter_hint(key, got, expected, case):
@@ -248,6 +300,11 @@ def _filter_hint(key, got, expected, case):
             or have.shape != want.shape:
         return ""
     kept_have, kept_want = np.isfinite(have), np.isfinite(want)
+    finite = have[np.isfinite(have)]
+    if finite.size and finite.min() >= 0 and np.allclose(have.sum(axis=-1), 1.0, atol=1e-4) \
+            and not np.allclose(want[kept_want].sum(), have.sum()):
+        return ("your function returns probabilities (each row adds up to 1); the task returns logits, with the "
+                "removed ones set to -inf: leave the softmax to the sampler")
     if (have == 0).any() and not (want == 0).any() and (have[~kept_want] == 0).all():
         return "the removed logits must be -inf (float(\"-inf\")), not 0: a logit of 0 still has a probability"
     if (kept_have == kept_want).all() and not np.allclose(have[kept_want], want[kept_want]):
@@ -313,7 +370,9 @@ def _cache_hint(key, got, expected, case):
                     f"of with a clear error of its own: check that the cached tokens plus the new ones fit, and "
                     f"raise an error (ValueError) that says so")
     if key.endswith(" is None") and isinstance(have, dict):
-        return "reset_cache() must set both cache_k and cache_v to None"
+        holding = [name for name, is_none in have.items() if not is_none]
+        return (f"{' and '.join(holding) or 'the cache'} still hold{'s' if len(holding) == 1 else ''} something after "
+                f"reset_cache(): it must set both cache_k and cache_v to None")
     if key.startswith("step ") and "use_cache=True" in key and isinstance(have, np.ndarray):
         return ("with use_cache=True each chunk must give exactly what the whole sequence gives at those "
                 "positions: its queries attend to the cached keys and values and to the chunk's own, up to "
@@ -391,8 +450,8 @@ SPECS = {
     "6.5": TaskSpec(
         contract=Contract(
             pinned=(
-                "Everything of 3.2 (parameters, `mask`, dropout, the error for `d_out` not divisible by "
-                "`num_heads`, large scores), and without the cache the outputs of `MultiHeadAttention` with the same "
+                "Everything of 3.2 (parameters, `mask`, dropout, the error in `__init__` for `d_out` not divisible "
+                "by `num_heads`, large scores), and without the cache the outputs of `MultiHeadAttention` with the same "
                 "weights.",
                 "With `use_cache=True` the keys and values of the tokens seen so far are kept in `cache_k` and "
                 "`cache_v`: a sequence fed in chunks of any sizes gives the outputs of feeding it whole.",

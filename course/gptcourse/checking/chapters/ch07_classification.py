@@ -761,7 +761,8 @@ SPECS = {
                 "`num_batches` batches (all for `None` or more), with the model in eval mode and no gradients, "
                 "whatever mode it was given in.",
             ),
-            free=("Whether the accuracy is a Python number or a 0-d tensor.",)),
+            free=("Whether the accuracy is a Python number or a 0-d tensor.",
+                  "Whether the model's mode is put back afterwards (the checks read the mode of its calls only).")),
         probes={"loss": kinds.Function(loss_arguments, outputs=(("loss", "the returned loss"),), tensors=True,
                                        grad_of="loss", device_pass=True, name="calc_loss_batch_cls"),
                 "accuracy": kinds.Function(accuracy_arguments, outputs=(), also=record_accuracy, device_pass=True,
@@ -774,7 +775,8 @@ SPECS = {
                 "length)` and padded at the end with `pad_token_id` to that length, on `device`.",
                 "Eval mode and no gradients, whatever mode the model was given in; `\"spam\"` when class 1 wins "
                 "at the last token, `\"not spam\"` otherwise.",
-            )),
+            ),
+            free=("Whether the model's mode is put back afterwards (the checks read the mode of its calls only).",)),
         probes={"classify": kinds.Function(classify_arguments, outputs=(), also=record_model_input, device_pass=True,
                                            name="classify_text")},
         hints=(_evaluation_mode_hint, _classify_hint)),

@@ -518,10 +518,9 @@ def _replace_hint(key, got, expected, case):
             return ""
         name, what = next(iter(wrong.items()))
         if len(wrong) == len(have) and all("not wrapped" in w for w in wrong.values()):
-            return ("not one nn.Linear of the model passed in was replaced: the function changes model in place, "
-                    "putting each wrapper where the layer was with setattr(parent, name, LinearWithLoRA(layer, rank, "
-                    "alpha)); assigning to a loop variable, or changing and returning a copy of the model, leaves "
-                    "the model as it was")
+            return ("not one nn.Linear of the model passed in was replaced: put each wrapper in place of its layer, "
+                    "in the model itself, setattr(parent, name, LinearWithLoRA(layer, rank, alpha)) (assigning to a "
+                    "loop variable, or changing a copy, leaves the model as it was)")
         if "wrapped" in what and "times" in what:
             return (f"{name} is wrapped more than once: walk the direct children (named_children) and recurse only "
                     f"into modules that are not nn.Linear, rather than model.named_modules() while changing it")

@@ -43,7 +43,16 @@ def _describe_call(probe, positional, keywords):
     def show(value):
         if id(value) in names:
             return names[id(value)]
-        text = repr(value) if not isinstance(value, torch.Tensor) else f"a tensor of shape {tuple(value.shape)}"
-        return text if len(text) <= 40 else text[:37] + "..."
+        if isinstance(value, torch.Tensor):
+            return f"a tensor of shape {tuple(value.shape)}"
+        if isinstance(value, torch.nn.Module) and not type(value).__module__.startswith("torch."):
+            return "model"  # a small test model of the check's own: its class and repr say nothing to a student
+        text = repr(value)
+        if "\n" in text or len(text) > 40:
+            if isinstance(value, torch.nn.Module):
+                return f"an nn.{type(value).__name__}"
+            return f"a {type(value).__name__}" if type(value).__module__.split(".")[0] in ("builtins", "torch",
+                                                                                     "pandas", "numpy") else "..."
+        return text
 
     return ", ".join([show(v) for v in positional] + [f"{k}={show(v)}" for k, v in keywords.items()])

@@ -114,10 +114,13 @@ class Methods(Kind):
     load_state: copy the case's state/<name> arrays into it first (a module).
     """
 
-    def __init__(self, construct, load_state=False, module=False):
+    def __init__(self, construct, load_state=False, module=False, unchanged=()):
         self.construct = construct
         self.load_state = load_state
         self.module = module
+        # Names of the constructor's positional arguments that must come out of all the calls as
+        # they went in (after/<name>): a tokenizer may not add to the vocabulary it was given.
+        self.unchanged = unchanged
 
     def probe(self, probe):
         positional, keywords = self.construct(probe)
@@ -137,6 +140,8 @@ class Methods(Kind):
             with torch.no_grad():
                 results.append(bound(*args, **kwargs))
             probe.record_value(f"call_{i}/{method}", results[-1], f"the result of .{method}()")
+        for name, given in zip(self.unchanged, positional):
+            probe.record_value(f"after/{name}", given, f"the {name} it was given")
 
     @staticmethod
     def _resolve(probe, value, results):

@@ -1,0 +1,86 @@
+"""How the judge words a failure (gptcourse/checking/judge.py): what failed first, the case last,
+and only the causes the observation proves. The corpus's cells check the same on real mistakes
+(tests/course/test_selfcheck.py); these cases pin each rule on its own."""
+import numpy as np
+import torch
+import torch.nn as nn
+
+from gptcourse.checking.judge import (_array_difference, _swapped_pair, judge_finding, laid_out,
+                                      plain_error_text)
+from gptcourse.checking.kinds.base import _describe_call
+from gptcourse.checking.records import Case
+
+CASE = Case("2.1", "forward", "6 tokens x 3 features, float32", {}, {}, "float32")
+
+
+def test_the_first_line_says_what_failed_and_the_case_comes_last():
+    problem = ("The returned value: first difference at index 3: yours [0.0001, 0.01337], expected [0.0001, 0.006733] "
+               "— the returned learning rates: one per optimizer step")
+    message = laid_out("Task 5.7 (lr_at_step / train_model) failed", problem, "6 steps, float64", "cpu")
+    lines = message.splitlines()
+    assert lines[0] == "Task 5.7 (lr_at_step / train_model) failed: the returned value: first difference at index 3: " \
+                       "yours [0.0001, 0.01337], expected [0.0001, 0.006733]"
+    assert lines[1] == "The returned learning rates: one per optimizer step"
+    assert lines[-1] == "(Checked on 6 steps, float64, on the CPU.)"
+
+
+def test_a_first_line_too_long_keeps_only_what_failed():
+    problem = "AttributeError while calling f(model) at line 5: " + "'x'" * 50 + " — walk the children"
+    lines = laid_out("Task 8.3 (replace_linear_with_lora) failed", problem, "a model", "meta").splitlines()
+    assert lines[0] == "Task 8.3 (replace_linear_with_lora) failed: AttributeError while calling f(model) at line 5"
+    assert lines[1] == "'x'" * 50 and lines[2] == "Walk the children"
+    assert lines[-1] == "(Checked on a model, on PyTorch's meta device, which stands in for a GPU.)"
+
+
+def test_names_from_code_keep_their_case():
+    lines = laid_out("Task 6.2 (top_k_logits) failed", "The returned logits: wrong — top_k_logits must keep ties",
+                     "k=3", "cpu").splitlines()
+    assert lines[0].endswith("failed: the returned logits: wrong")
+    assert lines[1] == "top_k_logits must keep ties"  # a name, not a sentence's first word
+
+
+def test_a_small_difference_in_every_value_is_not_called_rounding_noise():
+    expected = np.linspace(0.5, 2.0, 12).reshape(3, 4)
+    scaled, _ = _array_difference("Output", expected * 1.0002, expected)
+    assert "1.0002 times the expected one" in scaled and "not rounding noise" in scaled
+    nudged = expected + 3e-4 * np.sin(np.arange(12)).reshape(3, 4) ** 2 + 1e-5
+    assert "not rounding noise" in _array_difference("Output", nudged, expected)[0]
+    one_place = expected.copy()
+    one_place[1, 2] += 1e-3  # a single entry: no claim about a constant
+    assert "rounding noise" not in _array_difference("Output", one_place, expected)[0]
+    far = expected * 1.5  # a large difference speaks for itself
+    assert "rounding noise" not in _array_difference("Output", far, expected)[0]
+
+
+def test_the_checks_own_model_classes_never_reach_a_message():
+    text = plain_error_text("'NestedModel' object has no attribute 'trf_blocks'; see NextTokenModel")
+    assert text == "the test model has no attribute 'trf_blocks'; see the test model"
+    assert plain_error_text("'GPTModel' object has no attribute 'x'") == "'GPTModel' object has no attribute 'x'"
+
+
+def test_a_call_shows_a_test_model_as_model_and_tensors_by_shape():
+    class Probe:
+        inputs = {}
+
+    class Tiny(nn.Module):
+        pass
+
+    shown = _describe_call(Probe(), [Tiny(), torch.zeros(2, 3), nn.Linear(2, 2), 3], {"eos_id": 4})
+    assert shown == "model, a tensor of shape (2, 3), an nn.Linear, 3, eos_id=4"
+
+
+def test_two_values_in_each_others_places_are_said_only_when_swapping_them_back_is_exact():
+    assert "items 1 and 3" in _swapped_pair([3.0, 2.0, 1.0], [1.0, 2.0, 3.0], "cpu")
+    assert _swapped_pair([3.0, 2.0, 1.5], [1.0, 2.0, 3.0], "cpu") == ""
+    assert _swapped_pair([1.0, 1.0], [1.0, 1.0], "cpu") == ""
+
+
+def test_a_known_mistake_is_named_only_when_it_explains_every_wrong_observation():
+    expected = {"out": np.ones(3), "weights": np.ones(3)}
+    got = {"out": np.full(3, 2.0), "weights": np.full(3, 5.0)}
+    explains_out_only = ("the scores are scaled", {"out": np.full(3, 2.0), "weights": np.full(3, 3.0)})
+    message, finding = judge_finding("2.1", CASE, got, expected, [explains_out_only])
+    assert finding.kind == "wrong result" and "it looks like" not in message
+    explains_both = ("the scores are scaled", {"out": np.full(3, 2.0), "weights": np.full(3, 5.0)})
+    message, finding = judge_finding("2.1", CASE, got, expected, [explains_both])
+    assert finding.kind == "known mistake" and "it looks like the scores are scaled" in message
