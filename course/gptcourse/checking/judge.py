@@ -52,7 +52,9 @@ KEY_NAMES = {
 
 # Observation keys with a variable part: prefix -> how to name them.
 KEY_PREFIXES = {
-    "grad/": lambda rest: f"Gradient of {rest}",
+    # Training backpropagates through every task's code, so the check does too: say so, since the task
+    # itself may be a forward pass only.
+    "grad/": lambda rest: f"The gradient reaching {rest} when the check backpropagates through your code",
     "after/": lambda rest: f"The input {rest} after the call",
     "init/": lambda rest: f"The initial value of {rest} (right after creating the module)",
     "item/": lambda rest: f"dataset[{rest}]",

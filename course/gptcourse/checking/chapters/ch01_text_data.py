@@ -60,8 +60,8 @@ KEY_NAMES = {
     "batch_shapes": "The shapes of all batches",
     "windows": "Every (input, target) window of the loader, sorted",
     "embedded": "The returned embeddings",
-    "grad/tok_emb.weight": "Gradient of the token embedding table",
-    "grad/pos_emb.weight": "Gradient of the position embedding table",
+    "grad/tok_emb.weight": "The gradient reaching the token embedding table when the check backpropagates",
+    "grad/pos_emb.weight": "The gradient reaching the position embedding table when the check backpropagates",
 }
 
 ERROR_HINTS = [
