@@ -14,6 +14,9 @@ instead of a traceback. That covers
 - a NameError for a variable that an earlier cell would have defined had it not stopped for
   an unfinished task (the plot after Task 2.3 defines `attn_scores`, which the demos of
   section 4 use: they then need Task 2.3, too).
+A demo that stops on what a failed task's code gave it (torch or a plot of the course refusing
+values that are not probabilities, say), or any error raised inside the course's own helpers, is
+one sentence too, naming the failed task.
 Every other error keeps its full traceback, once: a later cell that needs a variable the
 failed cell did not get to define says so in one line instead of stopping with a NameError,
 
@@ -30,8 +33,9 @@ kernel failed (a carry-over cell's check counts too) says so first, in one line,
     Task 7.3's check failed above: this runs your code as it is.
 
 A cell builds on a task when it uses one of the task's graded names, or a variable that a cell
-building on it assigned or passed to it (`add_classification_head(model, ...)` makes `model`
-one). The task's own cell and the cells that run a check never say it.
+building on it assigned, or a model it passed to it (`add_classification_head(model, ...)` makes
+`model` one), before the cell binds that name itself (a loop variable of the same name is the
+cell's own). The task's own cell and the cells that run a check never say it.
 
 Outside IPython (a plain Python process, the grader, the reference package that repeats the
 setup cell) the call does nothing, and the message is still an error for IPython: "Run all"
@@ -68,7 +72,9 @@ def explain_unfinished_tasks(chapter):
     explainer = _Explainer(shell, chapter)
     shell.events.register("pre_run_cell", explainer.remember_cell)
     shell.events.register("post_run_cell", explainer.after_cell)
-    shell.set_custom_exc(_STUB_ERRORS, explainer.handle)
+    # Every error passes through handle(), which shows it as IPython would unless it has one of the
+    # one-line messages above.
+    shell.set_custom_exc((Exception,), explainer.handle)
     shell._gptcourse_explainer = explainer
     return True
 
@@ -88,10 +94,12 @@ class _Explainer:
         self.failed_names = {}  # variable -> (cell number, error) of the cell that stopped before defining it
         self.explained = None  # the NameError of the running cell that handle() put down to a failed cell
         self.made_with = {}  # variable -> ids of the tasks whose checks had failed when a cell made it
+        self.built_on = set()  # the failed tasks the running cell builds on
 
     def remember_cell(self, info):
         self.cell = info.raw_cell or ""
         self.explained = None
+        self.built_on = set()
         with contextlib.suppress(Exception):  # noqa: BLE001 - a bug here must never stop the student's cell
             self.say_which_failed_checks_it_builds_on()
 
@@ -104,15 +112,16 @@ class _Explainer:
         if _runs_a_check(tree) or assigned & _GRADED_NAMES:
             return  # a task's own cell, a check cell, a carry-over or paste cell
         failed = selfcheck.failed_checks()
-        used = _used_names(tree)
+        used = _read_before_written(tree.body)
         built_on = {task.id for task in tasks.TASKS if task.id in failed and used & set(task.names)}
         for name in used:
             built_on |= self.made_with.get(name, set()) & failed
+        self.built_on = built_on
         if not built_on:
             for name in assigned:
                 self.made_with.pop(name, None)  # made again, by code whose checks did not fail
             return
-        for name in assigned | _arguments_of_calls(tree, _names_of(built_on)):
+        for name in assigned | _modules_passed_to(self.shell, tree, _names_of(built_on)):
             self.made_with[name] = built_on
         say(_failed_checks_message(built_on))
 
@@ -128,9 +137,9 @@ class _Explainer:
                     self.failed_names.setdefault(name, failed)
 
     def handle(self, shell, etype, value, tb, tb_offset=None):
-        """IPython calls this for NotImplementedError and NameError raised in a cell."""
+        """IPython calls this for every error a cell raises."""
         try:
-            task = self.unfinished_task(value, tb)
+            task = self.unfinished_task(value, tb) if isinstance(value, _STUB_ERRORS) else None
             failed = self.failed_names.get(_undefined_name(value)) if isinstance(value, NameError) else None
             if task is not None:
                 self.block_names_of_this_cell(task)
@@ -139,6 +148,12 @@ class _Explainer:
             elif failed is not None:
                 self.explained = failed  # this cell's own variables wait for the same cell
                 message = wrap_at_words(_failed_cell_message(_undefined_name(value), *failed))
+                value._render_traceback_ = lambda: [message]
+            elif not hasattr(value, "_render_traceback_") and (self.built_on or _raised_in_course_code(tb)):
+                # A demo given code whose check failed stops (torch refusing what is not a
+                # probability, or a plot of the course's helpers): one sentence, not frames of code
+                # the student did not write; the check above says what is wrong with theirs.
+                message = wrap_at_words(_course_code_message(value, self.built_on))
                 value._render_traceback_ = lambda: [message]
         except Exception:  # noqa: BLE001 - a bug here must never hide the student's error
             pass
@@ -193,7 +208,90 @@ def _failed_checks_message(task_ids):
     if len(ordered) == 1:
         return f"Task {ordered[0]}'s check failed above: this runs your code as it is."
     listed = ", ".join(ordered[:-1]) + " and " + ordered[-1]
-    return f"The checks of Tasks {listed} failed above: this runs your code as it is."
+    # Too long for one line, it breaks after the colon, never before a last word alone.
+    return f"The checks of Tasks {listed} failed above:\nthis runs your code as it is."
+
+
+def _raised_in_course_code(tb):
+    """Whether the error came from the course package's own code (its innermost frame of the
+    package's is not the self-check's, which has a message of its own), rather than the student's."""
+    import os
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    files = []
+    while tb is not None:
+        files.append(os.path.abspath(tb.tb_frame.f_code.co_filename))
+        tb = tb.tb_next
+    ours = [f for f in files if f.startswith(package + os.sep)]
+    return bool(ours) and not ours[-1].startswith(os.path.join(package, "checking") + os.sep)
+
+
+def _course_code_message(error, built_on):
+    """One sentence for a demo stopped inside the course's helpers: their words, and the failed
+    task the cell builds on (its code is what the helpers refused)."""
+    said = " ".join(str(error).split()) or type(error).__name__
+    if built_on:
+        ordered = [task.id for task in tasks.TASKS if task.id in built_on]
+        which = f"Task {ordered[0]}'s" if len(ordered) == 1 else "Tasks " + " and ".join(ordered) + "'"
+        return f"This cell stopped on what {which} code gave it, whose check failed above: {said}"
+    return f"This cell stopped: {said}"
+
+
+def _read_before_written(statements, bound=frozenset()):
+    """The names a cell reads before it binds them itself (in function bodies too: a function
+    defined here calls what it uses). A loop variable or a name the cell assigns first is the
+    cell's own, whatever an earlier cell made under that name."""
+    read, bound = set(), set(bound)
+    for statement in statements:
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            read |= _loads(statement.iter) - bound
+            bound |= _stores(statement.target)
+            read |= _read_before_written(statement.body + statement.orelse, bound)
+        elif isinstance(statement, (ast.If, ast.While)):
+            read |= _loads(statement.test) - bound
+            read |= _read_before_written(statement.body + statement.orelse, bound)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for item in statement.items:
+                read |= _loads(item.context_expr) - bound
+                if item.optional_vars is not None:
+                    bound |= _stores(item.optional_vars)
+            read |= _read_before_written(statement.body, bound)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own = {a.arg for a in ast.walk(statement) if isinstance(a, ast.arg)}
+            read |= _read_before_written(statement.body, bound | own) | (_loads_outside_body(statement) - bound)
+            bound.add(statement.name)
+            continue
+        elif isinstance(statement, ast.Try):
+            read |= _read_before_written(statement.body + statement.orelse + statement.finalbody, bound)
+            for handler in statement.handlers:
+                read |= _read_before_written(handler.body, bound | ({handler.name} if handler.name else set()))
+        else:
+            read |= _loads(statement) - bound
+        bound |= _stores(statement)
+    return read
+
+
+def _loads(node):
+    """Names read in `node`, without those a comprehension or lambda inside it binds."""
+    own = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.comprehension):
+            own |= _stores(inner.target)
+        elif isinstance(inner, ast.Lambda):
+            own |= {a.arg for a in ast.walk(inner.args) if isinstance(a, ast.arg)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - own
+
+
+def _stores(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _loads_outside_body(definition):
+    """A definition's decorators, defaults and bases: read when it is defined."""
+    parts = list(definition.decorator_list) + list(getattr(definition, "bases", []))
+    if hasattr(definition, "args"):
+        parts += list(definition.args.defaults) + [d for d in definition.args.kw_defaults if d is not None]
+    return set().union(*(_loads(part) for part in parts)) if parts else set()
 
 
 def _names_of(task_ids):
@@ -205,19 +303,18 @@ def _runs_a_check(tree):
                for node in ast.walk(tree))
 
 
-def _used_names(tree):
-    """Every name the cell reads, in function bodies too: a loop defined here calls what it uses."""
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-
-
-def _arguments_of_calls(tree, functions):
-    """The variables passed to a call of one of `functions`: what that code may have changed
-    (`add_classification_head(model, ...)` changes `model` in place)."""
+def _modules_passed_to(shell, tree, functions):
+    """The models passed to a call of one of `functions`: what that code changes in place by design
+    (`add_classification_head(model, ...)`, `replace_linear_with_lora(model, ...)`). A tensor passed
+    to a function stays the caller's (the checks catch a function that changes one), so the logits a
+    softmax was given do not become its work."""
+    module = getattr(sys.modules.get("torch.nn"), "Module", None)
     passed = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
             arguments = node.args + [keyword.value for keyword in node.keywords]
-            passed |= {argument.id for argument in arguments if isinstance(argument, ast.Name)}
+            passed |= {argument.id for argument in arguments if isinstance(argument, ast.Name)
+                       and module is not None and isinstance(shell.user_ns.get(argument.id), module)}
     return passed
 
 

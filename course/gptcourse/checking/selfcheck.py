@@ -82,10 +82,44 @@ def check(task_id, *objects, earlier=None):
         earlier = _earlier_from(inspect.currentframe().f_back.f_globals, task.id)
     try:
         _check(task, objects, earlier)
-    except BaseException:  # its message, an interruption, or an error of the check itself
+    except SelfCheckFailed as failure:
+        _LATEST_OUTCOME[task.id] = False
+        raise SelfCheckFailed(_through_failed_tasks(task, objects, earlier) + str(failure)) from None
+    except BaseException:  # an interruption, or an error of the check itself
         _LATEST_OUTCOME[task.id] = False
         raise
     _LATEST_OUTCOME[task.id] = True
+
+
+def _through_failed_tasks(task, objects, earlier):
+    """A line said first when the student's code calls earlier tasks' code whose own checks failed
+    in this kernel: the failure may come from them (6.4's generate calling a wrong 6.1)."""
+    called = _names_called(objects)
+    failed = [t for t in carried_tasks(task.id) if _LATEST_OUTCOME.get(t.id) is False
+              and any(name in earlier and name in called for name in t.carried_names)]
+    if not failed:
+        return ""
+    names = ", ".join(name for t in failed for name in t.carried_names if name in earlier and name in called)
+    which = f"Task {failed[0].id}" if len(failed) == 1 else "Tasks " + ", ".join(t.id for t in failed)
+    return (f"Task {task.id}'s code calls your {names} ({which}), whose check failed above: fix that first, "
+            f"what follows may come from it.\n")
+
+
+def _names_called(objects):
+    """The global names the code of `objects` refers to (functions, a class's methods, and the
+    functions nested in them)."""
+    pending = []
+    for obj in objects:
+        members = list(vars(obj).values()) if isinstance(obj, type) else [obj]
+        pending += [getattr(getattr(m, "__func__", m), "__code__", None) for m in members]
+    names = set()
+    while pending:
+        code = pending.pop()
+        if code is None:
+            continue
+        names.update(code.co_names)
+        pending += [c for c in code.co_consts if hasattr(c, "co_code")]
+    return names
 
 
 def _check(task, objects, earlier):
