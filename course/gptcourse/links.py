@@ -34,7 +34,10 @@ PACKAGE_FOLDER = "course"
 INSTALL_ENV_VAR = "GPTCOURSE_INSTALL_FROM"
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
-_BADGE_PATTERN = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
+# The badge's words are what a page shows where the image cannot load (offline, on a hub without
+# internet): a sentence, not the image's label. The pattern also finds the badges written before.
+BADGE_TEXT = "Open this chapter in Google Colab"
+_BADGE_PATTERN = re.compile(r"\[!\[(?:Open In Colab|Open this chapter in Google Colab)\]\([^)]*\)\]\([^)]*\)")
 
 
 def _github_path():
@@ -59,7 +62,7 @@ def colab_url(chapter):
 
 def colab_badge(chapter):
     """Markdown of the "Open in Colab" badge of a chapter's notebook."""
-    return f"[![Open In Colab]({BADGE_IMAGE})]({colab_url(chapter)})"
+    return f"[![{BADGE_TEXT}]({BADGE_IMAGE})]({colab_url(chapter)})"
 
 
 _COLAB_CELL = '''\

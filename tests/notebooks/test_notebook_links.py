@@ -148,3 +148,12 @@ def test_an_address_off_github_gets_a_warning(tmp_path):
     result = subprocess.run([sys.executable, str(script), "--repository", "https://gitlab.com/a/b"],
                             capture_output=True, text=True, check=True)
     assert "warning: https://gitlab.com/a/b is not on github.com" in result.stdout
+
+
+def test_the_badge_reads_as_a_sentence_where_its_image_cannot_load():
+    """Offline (a workshop room, a hub without internet) the page shows the badge's alt text in place
+    of Colab's image: it says what the link does, in words."""
+    badge = links.colab_badge(CHAPTERS[0])
+    assert badge.startswith(f"[![{links.BADGE_TEXT}](") and links.BADGE_TEXT == "Open this chapter in Google Colab"
+    first = json.loads((REPO / "course" / f"{CHAPTERS[0]}.ipynb").read_text())["cells"][0]
+    assert f"[![{links.BADGE_TEXT}]" in "".join(first["source"])
