@@ -59,8 +59,12 @@ LONGEST_FAST_FILE = tests/grader/test_corpus.py
 test-fast: setup
 	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadfile $(LONGEST_FAST_FILE) tests
 
+# A student's JupyterLab (gptcourse/lab_settings.py): Validate and the assignment list, not the
+# instructor's nbgrader pieces (Create Assignment, the formgrader, the course list).
+LAB_CONFIG = .lab-config
 lab: setup
-	$(VENV)/bin/jupyter lab course/
+	@$(PY) -m gptcourse.lab_settings --student-config $(LAB_CONFIG)
+	JUPYTER_CONFIG_PATH="$(CURDIR)/$(LAB_CONFIG)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" $(VENV)/bin/jupyter lab course/
 
 release: setup
 	$(PY) -m grader build

@@ -11,6 +11,11 @@ updates, which a workshop room without internet cannot reach anyway.
 
 `make setup` (and so `make lab`) writes it with `python -m gptcourse.lab_settings`, and the
 course hub's `hub init` calls `turn_off_jupyter_news()` for its servers' environment.
+
+A student's JupyterLab shows nbgrader's Validate button and its assignment list, not the
+instructor's pieces (creating assignments, the formgrader, the course list): the course hub
+gives its students that configuration, and `make lab` does too, from a configuration folder of
+its own (`python -m gptcourse.lab_settings --student-config FOLDER`, then JUPYTER_CONFIG_PATH).
 """
 import json
 import sys
@@ -19,6 +24,11 @@ from pathlib import Path
 from .messages import say
 
 NO_NEWS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+# nbgrader's pieces students do not use: creating assignments, the formgrader, the course list.
+INSTRUCTOR_ONLY_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                               "@jupyter/nbgrader:course-list"]
+INSTRUCTOR_ONLY_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
 
 
 def overrides_path(prefix=None):
@@ -40,7 +50,24 @@ def turn_off_jupyter_news(prefix=None):
     return path, changed
 
 
+def write_student_config(folder):
+    """A Jupyter configuration folder for a student's JupyterLab: the instructor's nbgrader
+    plugins and server extensions off. Put it first on JUPYTER_CONFIG_PATH."""
+    folder = Path(folder)
+    (folder / "labconfig").mkdir(parents=True, exist_ok=True)
+    (folder / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {name: True for name in INSTRUCTOR_ONLY_LAB_PLUGINS}}, indent=1) + "\n",
+        encoding="utf-8")
+    (folder / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {name: False for name in INSTRUCTOR_ONLY_SERVER_EXTENSIONS}}},
+                   indent=1) + "\n", encoding="utf-8")
+    return folder
+
+
 if __name__ == "__main__":
-    written, changed = turn_off_jupyter_news()
-    if changed:
-        say(f"JupyterLab's news pop-up turned off for this environment: {written}")
+    if sys.argv[1:2] == ["--student-config"] and len(sys.argv) == 3:
+        write_student_config(sys.argv[2])
+    else:
+        written, changed = turn_off_jupyter_news()
+        if changed:
+            say(f"JupyterLab's news pop-up turned off for this environment: {written}")

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 
+from gptcourse import lab_settings
 from gptcourse.lab_settings import turn_off_jupyter_news
 from gptcourse.checking.worker_host.processes import PR_SET_CHILD_SUBREAPER, prctl
 from grader.grading.gradefolder import write_atomically
@@ -52,15 +53,14 @@ SYSTEMD_UNIT = "gpt-course-hub.service"
 # package. Every other top-level folder (the masters, the grader with its hidden tests and
 # reference, the corpus, git's history) is for the instructors' group only.
 OPEN_TO_STUDENTS = {".venv", "course"}
-# nbgrader's pieces students do not use: creating assignments, the formgrader, the course list.
+# nbgrader's pieces students do not use (gptcourse/lab_settings.py, which `make lab` uses too).
 # The instructors do not get the formgrader's JupyterLab panel either: it shows the formgrader in
 # a frame, which a hub on one address must forbid (a user's page could frame another's server);
 # they open the formgrader in a browser tab of its own (FORMGRADER_URL).
-INSTRUCTOR_ONLY_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
-                               "@jupyter/nbgrader:course-list"]
+INSTRUCTOR_ONLY_LAB_PLUGINS = lab_settings.INSTRUCTOR_ONLY_LAB_PLUGINS
 FRAMED_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader"]
 FORMGRADER_URL = "/hub/user-redirect/formgrader"  # JupyterHub sends each user to their own server's
-INSTRUCTOR_ONLY_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
+INSTRUCTOR_ONLY_SERVER_EXTENSIONS = lab_settings.INSTRUCTOR_ONLY_SERVER_EXTENSIONS
 # Every server: a kernel running a cell keeps its server from being stopped as idle.
 SERVER_EXTENSIONS = {"gptcourse.busy_kernels": True}
 # The memory a kernel may use beyond what it holds when it starts, and the seconds a task may run:

@@ -32,7 +32,7 @@ def test_make_setup_and_make_lab_write_it_before_jupyterlab_starts(tmp_path):
     planned = subprocess.run(["make", "--dry-run", "--no-print-directory", "lab", f"VENV={venv}"], cwd=REPO,
                              capture_output=True, text=True, check=True).stdout.splitlines()
     writes = planned.index(f"{venv}/bin/python -m gptcourse.lab_settings")
-    starts = next(i for i, line in enumerate(planned) if line.startswith(f"{venv}/bin/jupyter lab"))
+    starts = next(i for i, line in enumerate(planned) if f"{venv}/bin/jupyter lab" in line)
     assert writes < starts, planned
     setup = subprocess.run(["make", "--dry-run", "--no-print-directory", "setup", f"VENV={venv}"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout
@@ -44,3 +44,39 @@ def test_the_hub_turns_it_off_with_the_same_definition():
 
     assert hub.turn_off_jupyter_news is lab_settings.turn_off_jupyter_news
     assert "fetchNews" not in (REPO / "grader" / "hub" / "commands.py").read_text()  # no second copy of the setting
+
+
+def test_make_lab_starts_a_student_s_jupyterlab(tmp_path, monkeypatch):
+    """Validate and the assignment list, not Create Assignment, the formgrader or the course list:
+    what the course hub gives its students, read the way JupyterLab and Jupyter Server read it."""
+    import os
+    import sys
+
+    from jupyterlab_server.config import get_page_config
+
+    planned = subprocess.run(["make", "--dry-run", "--no-print-directory", "lab", f"VENV={tmp_path / 'venv'}"],
+                             cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert "-m gptcourse.lab_settings --student-config .lab-config" in planned
+    assert f'JUPYTER_CONFIG_PATH="{REPO}/.lab-config' in planned
+
+    folder = lab_settings.write_student_config(tmp_path / "lab-config")
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(folder))
+    disabled = get_page_config([], logger=None).get("disabledExtensions", [])
+    off = {name for name, value in disabled.items() if value} if isinstance(disabled, dict) else set(disabled)
+    assert off >= set(lab_settings.INSTRUCTOR_ONLY_LAB_PLUGINS), disabled
+    assert "@jupyter/nbgrader:validate-assignment" not in off
+    # Jupyter Server's own reading of the configuration (its file values win over the extensions'
+    # enabling files when the server loads them).
+    read = subprocess.run([sys.executable, "-c", "import json\nfrom jupyter_server.serverapp import ServerApp\n"
+                           "app = ServerApp()\napp.load_config_file()\nprint(json.dumps(dict(app.jpserver_extensions)))"],
+                          capture_output=True, text=True, check=True, env=dict(os.environ, JUPYTER_CONFIG_PATH=str(folder)))
+    extensions = json.loads(read.stdout.strip().splitlines()[-1])
+    assert all(extensions.get(name) is False for name in lab_settings.INSTRUCTOR_ONLY_SERVER_EXTENSIONS), extensions
+    assert extensions.get("nbgrader.server_extensions.validate_assignment", True) is not False
+
+
+def test_the_hub_hides_the_same_pieces_from_its_students():
+    from grader.hub import commands as hub
+
+    assert hub.INSTRUCTOR_ONLY_LAB_PLUGINS is lab_settings.INSTRUCTOR_ONLY_LAB_PLUGINS
+    assert hub.INSTRUCTOR_ONLY_SERVER_EXTENSIONS is lab_settings.INSTRUCTOR_ONLY_SERVER_EXTENSIONS
