@@ -82,18 +82,18 @@ def load_gpt2_state_dict() -> dict[str, torch.Tensor]:
 
 def try_load_gpt2_state_dict():
     """load_gpt2_state_dict(), or None with one line saying why (no internet, a mirror without
-    the weights): a notebook cell can then skip what needs the real weights and move on. While
+    the weights): a notebook cell can then do without the real weights (the small model instead). While
     nbgrader runs the notebook nothing is downloaded (548 MB in every student's grading kernel)."""
     from .notebook import being_graded
 
     if being_graded():
-        say("The GPT-2 weights are not loaded while nbgrader runs this notebook, so the cells that use "
-            "them are skipped.")
+        say("The GPT-2 weights are not loaded while nbgrader runs this notebook: the cells below go on "
+            "without them.")
         return None
     try:
         return load_gpt2_state_dict()
     except (data.DownloadError, FileNotFoundError, data.ChecksumError) as error:
         first_line = str(error).splitlines()[0]
-        say(f"The GPT-2 weights are not available here, so the cells that use them are skipped "
+        say(f"The GPT-2 weights are not available here, so the cells below go on without them "
             f"({first_line})")
         return None

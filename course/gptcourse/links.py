@@ -54,6 +54,17 @@ def issues_url():
     return f"{REPOSITORY}/issues"
 
 
+def docs_url(page):
+    """The address of a page of the course's documentation (docs/<page> of the repository): what a
+    notebook links to, since a student on Colab or a hub has no checkout to open it in."""
+    return f"{REPOSITORY}/blob/{BRANCH}/docs/{page}"
+
+
+# A link to a documentation page in a notebook, at whatever address it was written: rewritten
+# with the current one by update_notebook.
+_DOCS_LINK = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[\w./-]+?/docs/([\w-]+\.md)")
+
+
 def colab_url(chapter):
     """The address that opens the released notebook of `chapter` in Colab."""
     return (f"https://colab.research.google.com/github/{_github_path()}/blob/{BRANCH}/"
@@ -75,7 +86,7 @@ import subprocess
 import sys
 
 # pip installs it from the course's repository, or from {env_var} when that is set
-# (a wheel, a file:// or a git+ address: see docs/publishing.md in the repository).
+# (a wheel, a file:// or a git+ address: see {publishing}).
 GPTCOURSE = os.environ.get("{env_var}") or "{requirement}"
 
 if importlib.util.find_spec("gptcourse") is not None:
@@ -99,7 +110,8 @@ else:
 
 def colab_cell_source():
     """The source of every notebook's first code cell (grade_id "colab")."""
-    return _COLAB_CELL.format(requirement=pip_requirement(), issues=issues_url(), env_var=INSTALL_ENV_VAR)
+    return _COLAB_CELL.format(requirement=pip_requirement(), issues=issues_url(), env_var=INSTALL_ENV_VAR,
+                              publishing=docs_url("publishing.md"))
 
 
 # -- keeping notebooks in line with the values above -----------------------------------------
@@ -122,6 +134,12 @@ def update_notebook(path):
     while rest and (not rest[0].strip() or _BADGE_PATTERN.fullmatch(rest[0].strip())):
         rest.pop(0)  # the blank lines and the old badge under the title
     title_cell["source"] = _as_lines("\n".join([title, "", colab_badge(chapter), "", *rest]))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            source = "".join(cell["source"])
+            moved = _DOCS_LINK.sub(lambda found: docs_url(found.group(1)), source)
+            if moved != source:
+                cell["source"] = _as_lines(moved)
     # The layout nbformat writes, so that `make release` leaves the file as it is.
     new_text = json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False)
     if new_text == text:

@@ -42,7 +42,7 @@ def test_the_missing_gpt2_weights_sentence_breaks_between_words(tmp_path, monkey
     assert gpt2_weights.try_load_gpt2_state_dict() is None
 
     said = capsys.readouterr().out
-    assert one_line(said).startswith("The GPT-2 weights are not available here, so the cells that use them are skipped")
+    assert one_line(said).startswith("The GPT-2 weights are not available here, so the cells below go on without them")
     assert str(mirror) in one_line(said) and len(one_line(said)) > 2 * SHOWN_WIDTH
     assert fits(said) and said.count("\n") >= 3, said
 

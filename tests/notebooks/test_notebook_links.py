@@ -39,12 +39,15 @@ def test_colab_cell_and_badge_agree_with_the_one_source(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_address_appears_nowhere_else_in_a_notebook(path):
+    """Only in the Colab cell, the badge and links to documentation pages (all written by
+    links.update_notebook, which rewrites them when the course moves)."""
     host = links.REPOSITORY.removeprefix("https://")
     title = next(c for c in cells(path) if c["cell_type"] == "markdown")
     for cell in cells(path):
         if cell is title or grade_id(cell) == "colab":
             continue
-        assert host not in source(cell), source(cell)[:200]
+        text = re.sub(re.escape(links.docs_url("")) + r"[\w-]+\.md", "", source(cell))
+        assert host not in text, source(cell)[:200]
 
 
 def test_the_package_names_the_address_only_in_links():
@@ -157,3 +160,16 @@ def test_the_badge_reads_as_a_sentence_where_its_image_cannot_load():
     assert badge.startswith(f"[![{links.BADGE_TEXT}](") and links.BADGE_TEXT == "Open this chapter in Google Colab"
     first = json.loads((REPO / "course" / f"{CHAPTERS[0]}.ipynb").read_text())["cells"][0]
     assert f"[![{links.BADGE_TEXT}]" in "".join(first["source"])
+
+
+def test_update_notebook_moves_the_links_to_documentation_pages(tmp_path, monkeypatch):
+    nb = cells(NOTEBOOKS[0])
+    path = tmp_path / NOTEBOOKS[0].name
+    whole = json.loads(NOTEBOOKS[0].read_text())
+    whole["cells"].append({"cell_type": "markdown", "id": "md-doc-link", "metadata": {},
+                           "source": ["See [the notes](https://github.com/someone/old/blob/dev/docs/benchmarks.md)."]})
+    path.write_text(json.dumps(whole, sort_keys=True, indent=1, ensure_ascii=False))
+    assert links.update_notebook(path)
+    moved = json.loads(path.read_text())["cells"][-1]["source"]
+    assert "".join(moved) == f"See [the notes]({links.docs_url('benchmarks.md')})."
+    assert len(nb) == len(json.loads(path.read_text())["cells"]) - 1
