@@ -1,6 +1,6 @@
 """gptcourse: the student package of the GPT-from-scratch course.
 
-    from gptcourse import check, get_device, get_encoding, fetch, read_text, progress_bar
+    from gptcourse import check, get_device, get_encoding, fetch, read_text, progress_bar, show_text
 
 The package has two parts, by who uses them:
 
@@ -22,11 +22,11 @@ needs to.
 """
 import importlib
 
-__all__ = ["check", "SelfCheckFailed", "fetch", "read_text", "get_device", "get_encoding", "progress_bar"]
+__all__ = ["check", "SelfCheckFailed", "fetch", "read_text", "get_device", "get_encoding", "progress_bar", "show_text"]
 __version__ = "0.1.0"
 
 _HOME = {"check": "checking.selfcheck", "SelfCheckFailed": "checking.selfcheck", "fetch": "data", "read_text": "data",
-         "get_device": "device", "get_encoding": "tokenizer", "progress_bar": "progress"}
+         "get_device": "device", "get_encoding": "tokenizer", "progress_bar": "progress", "show_text": "messages"}
 
 
 def __getattr__(name):

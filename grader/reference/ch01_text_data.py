@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
 
-from gptcourse import check, get_encoding
+from gptcourse import check, get_encoding, show_text  # show_text: a long text broken between words
 from gptcourse.notebook import explain_unfinished_tasks
 
 # From here on, a cell that needs a task you have not finished says which, in one line.

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset  # what a pasted create_dataloader_v1 (chapter 01) uses
 
-from gptcourse import check, get_device, get_encoding
+from gptcourse import check, get_device, get_encoding, show_text  # show_text: a long text broken between words
 from gptcourse.notebook import explain_unfinished_tasks
 
 # From here on, a cell that needs a task you have not finished says which, in one line.
@@ -104,7 +104,7 @@ def generate_and_print_sample(model, tokenizer, device, start_context):
     with torch.no_grad():
         token_ids = generate_text_simple(model, encoded, max_new_tokens=50, context_size=context_size)
     text = token_ids_to_text(token_ids, tokenizer)
-    print(text.replace("\n", " "))  # one line per sample
+    show_text(text.replace("\n", " "))  # one sample, broken between words
     model.train()
 
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset  # what a pasted create_dataloader_v1 (chapter 01) uses
 
-from gptcourse import check, get_device, get_encoding
+from gptcourse import check, get_device, get_encoding, show_text  # show_text: a long text broken between words
 from gptcourse.notebook import explain_unfinished_tasks
 
 # From here on, a cell that needs a task you have not finished says which, in one line.

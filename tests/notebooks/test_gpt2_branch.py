@@ -300,7 +300,7 @@ BRANCHES = {
                              until="run = pick_instruction_run("),
 }
 # What the offline branch prints: never seen here.
-OFFLINE_BRANCH = ["not available here", "No GPT-2 weights here", "Skipped: the real GPT-2 weights"]
+OFFLINE_BRANCH = ["not available here", "No GPT-2 weights here", "go on without them"]
 
 
 def code_cell(source):

@@ -93,7 +93,7 @@ def check(task_id, *objects, earlier=None):
 
 def _through_failed_tasks(task, objects, earlier):
     """A line said first when the student's code calls earlier tasks' code whose own checks failed
-    in this kernel: the failure may come from them (6.4's generate calling a wrong 6.1)."""
+    in this kernel: the failure may come from them (a generate calling a wrong softmax)."""
     called = _names_called(objects)
     failed = [t for t in carried_tasks(task.id) if _LATEST_OUTCOME.get(t.id) is False
               and any(name in earlier and name in called for name in t.carried_names)]
