@@ -79,6 +79,24 @@ def explain_unfinished_tasks(chapter):
     return True
 
 
+def unfinished_task_message(error):
+    """The one line for a NotImplementedError raised by a task's stub, outside a cell (the chat
+    panel calling an unfinished `generate`): None when it is not a stub's."""
+    if not isinstance(error, NotImplementedError) or error.args or error.__traceback__ is None:
+        return None  # the stubs raise NotImplementedError() without a message
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    names = {tb.tb_frame.f_code.co_name}
+    owner = tb.tb_frame.f_locals.get("self")
+    if owner is not None:
+        names.add(type(owner).__name__)
+    task = next((task for task in tasks.TASKS if names & set(task.names)), None)
+    if task is None:
+        return None
+    return f"This cell needs Task {task.id} ({', '.join(task.names)}): finish it above and run its cell first."
+
+
 def _running_shell():
     """The IPython shell this code runs in, or None (IPython is never imported here)."""
     ipython = sys.modules.get("IPython")

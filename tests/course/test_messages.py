@@ -12,6 +12,7 @@ PRINTS_ON_ITS_OWN = {
     "links.py": "a command line tool, and the code of the Colab cell it writes",
     "ddp_pretrain.py": "a program that torchrun starts in a terminal",
     "messages.py": "say and show_text themselves",
+    "chat.py": "the candidates' table of 'why this token', laid out by hand in short lines, in a widget's output",
 }
 
 

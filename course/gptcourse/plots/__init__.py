@@ -40,7 +40,7 @@ from .sampling import (
     CACHED_KEY_COLOUR, CUMULATIVE_COLOUR, FUTURE_COLOUR, MAX_CACHE_POSITIONS, MAX_SAMPLING_TOKENS,
     NEW_KEY_COLOUR, OUTSIDE_HIDDEN_COLOUR, OUTSIDE_VISIBLE_COLOUR, PROBABILITY_COLOUR, REMOVED_COLOUR,
     SAMPLE_COLOUR, TIMING_COLOURS, plot_kv_cache_mask, plot_kv_cache_masks, plot_samples_vs_probabilities,
-    plot_sorted_probabilities, plot_temperature_distributions, plot_time_per_token)
+    plot_sorted_probabilities, plot_temperature_distributions, plot_time_per_token, plot_why_this_token)
 from .classification import (
     CLASS_COLOURS, CONFUSION_COLOURS, CONTEXT_COLOUR, PADDED_COLOUR, SET_COLOURS, confusion_counts,
     plot_class_balance, plot_classifier_training, plot_confusion_matrix, plot_rank_energy,

@@ -323,3 +323,24 @@ def _probability_bars(ax, values, drawn, labels, rotate=False):
     ax.set_ylabel("probability" + (" / share of draws" if drawn is not None else ""))
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("next token")
+
+
+def plot_why_this_token(rows, ax=None, title=None):
+    """The candidates for one generated token, before and after the filters: `rows` as
+    gptcourse.chat.Conversation.why gives them, [(token text, probability before, after)], the
+    last row "others". Returns the Axes."""
+    labels = [repr(text) if text != "others" else "others" for text, _, _ in rows]
+    before = np.array([row[1] for row in rows])
+    after = np.array([row[2] for row in rows])
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(MAX_FIGURE_WIDTH, 7), 0.35 * len(rows) + 1), layout="constrained")
+    positions = np.arange(len(rows))
+    ax.barh(positions - 0.2, before, height=0.4, color=PROBABILITY_COLOUR, label="the model's probability")
+    ax.barh(positions + 0.2, after, height=0.4, color=SAMPLE_COLOUR, label="after top-k, top-p, temperature")
+    ax.set_yticks(positions, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("probability")
+    ax.legend(loc="lower right", fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
