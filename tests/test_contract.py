@@ -19,6 +19,7 @@ import sys
 
 from factory import REPO
 from gptcourse.checking import contract
+from gptcourse.checking.chapters import contract_of, reference_values
 from gptcourse.checking.tasks import CHAPTERS, TASKS, chapter_module
 from grader.authoring import contract as contract_page
 
@@ -27,7 +28,7 @@ PAGE = REPO / "docs" / "contract.md"
 
 def test_every_task_of_the_course_table_has_a_contract():
     for task in TASKS:
-        entry = contract.contract_of(task.id)
+        entry = contract_of(task.id)
         assert isinstance(entry, contract.Contract), task.id
         assert entry.pinned and all(isinstance(line, str) and line for line in entry.pinned + entry.free), task.id
 
@@ -37,7 +38,7 @@ def test_a_task_without_a_contract_is_named_with_the_file_to_add_it_to(monkeypat
     entries = chapter_module(task.chapter).SPECS
     monkeypatch.setitem(entries, task.id, dataclasses.replace(entries[task.id], contract=None))
     try:
-        contract.contract_of(task.id)
+        contract_of(task.id)
     except KeyError as exc:
         assert f"course/gptcourse/checking/chapters/ch{task.chapter}.py" in exc.args[0] and task.id in exc.args[0]
         assert (REPO / contract.public_module_path(task.chapter)).exists()
@@ -46,10 +47,10 @@ def test_a_task_without_a_contract_is_named_with_the_file_to_add_it_to(monkeypat
 
 
 def test_each_reference_value_names_a_test_that_exists():
-    chapters_with_values = [chapter for chapter in CHAPTERS if contract.reference_values(chapter)]
+    chapters_with_values = [chapter for chapter in CHAPTERS if reference_values(chapter)]
     assert len(chapters_with_values) >= 5, chapters_with_values
     for chapter in chapters_with_values:
-        for value in contract.reference_values(chapter):
+        for value in reference_values(chapter):
             assert isinstance(value, contract.ReferenceValue), chapter
             path, _, name = value.test.partition("::")
             tree = ast.parse((REPO / path).read_text())
@@ -165,3 +166,12 @@ def test_a_chapter_section_lists_what_its_setup_cell_binds():
             exec(setup, namespace)
         assert names and set(names) <= set(namespace), chapter
         assert f"what its setup cell binds: {', '.join(f'`{name}`' for name in names)};" in PAGE.read_text(), chapter
+
+
+def test_the_contract_s_types_import_no_chapter():
+    """gptcourse/checking/contract.py holds the types the chapter modules import; it imports none of
+    them back (not even inside a function: a circle either way)."""
+    tree = ast.parse((REPO / "course" / "gptcourse" / "checking" / "contract.py").read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not {name for name in imported if name.startswith(("gptcourse.checking", "."))}, imported

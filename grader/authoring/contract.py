@@ -23,6 +23,7 @@ import os
 import sys
 
 from gptcourse.checking import contract
+from gptcourse.checking.chapters import contract_of, reference_values
 from gptcourse.checking.course import carried_tasks, chapter_names, get_chapter, get_task, tasks_of
 from grader.paths import ROOT, load_manifest
 
@@ -82,7 +83,7 @@ def chapter_section(chapter, entry, root=ROOT):
         lines += ["", "Its setup cell defines:", ""] + [f"- `{name} = {value}`" for name, value in constants]
     lines += ["", "A task's cell may use, without defining them, what its setup cell binds: "
               + _names(names_bound(entry["setup"])) + "; and the names of the earlier tasks its section lists."]
-    values = contract.reference_values(chapter)
+    values = reference_values(chapter)
     if values:
         lines += ["", "Reference values (each asserted by a test):", ""]
         lines += [f"- {value.fact} (`{value.test}`)" for value in values]
@@ -141,7 +142,7 @@ def task_section(task_id, entry=None, root=ROOT):
     committed reference manifest's); `root` the checkout whose files it looks up."""
     task = get_task(task_id)
     entry = entry or load_manifest()[task.chapter]
-    promise = contract.contract_of(task.id)
+    promise = contract_of(task.id)
     built = entry["tasks"][task.id]
     lines = [f"### Task {task.id} [{task.level}] — {task.title}", "",
              f"- Level: {LEVELS[task.level]}; points: {built['points']}."]

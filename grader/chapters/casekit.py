@@ -104,3 +104,24 @@ def reference_with_text_replaced(task_id, name, replacements):
     changed = ", ".join(f"{old!r} -> {new!r}" for old, new in replacements.items())
     exec(compile(source, f"<the reference {name} with {changed}>", "exec"), namespace)
     return namespace[name]
+
+
+def chunk_edges(rng, total, first=None):
+    """Split 0..total into chunks of 1 to 3 tokens, [start, end] each (the first of size `first`
+    when given): how a sequence is fed to a module that keeps a cache."""
+    edges, start = [], 0
+    while start < total:
+        size = first if (first and start == 0) else int(rng.integers(1, 4))
+        end = min(total, start + size)
+        edges.append([start, end])
+        start = end
+    return edges
+
+
+def chunk_sizes(chunks):
+    """A case label's words for the chunks: "chunks of 1, 2, 1", or "6 chunks of 1" when they are
+    all the same size."""
+    sizes = [end - start for start, end in chunks]
+    if len(set(sizes)) == 1 and len(sizes) > 2:
+        return f"{len(sizes)} chunks of {sizes[0]}"
+    return "chunks of " + ", ".join(map(str, sizes))

@@ -43,7 +43,8 @@ from gptcourse.checking.records import Case
 from grader.chapters import GraderSpec
 from grader.chapters.attention import (attention_internals, dropout_internals, module_case, multi_head_mistakes,
                                      naive_softmax)
-from grader.chapters.casekit import module_weights, reference_module, reference_with_text_replaced, subclass_with
+from grader.chapters.casekit import (chunk_edges, chunk_sizes, module_weights, reference_module,
+                                     reference_with_text_replaced, subclass_with)
 from grader.reference import reference_object
 
 NEG_INF = float("-inf")
@@ -311,17 +312,6 @@ _attention = functools.partial(module_case, "6.5", construct=multi_head_argument
                                identity_out_proj=True)
 
 
-def _chunks(rng, total, first=None):
-    """Split 0..total into chunks of 1 to 3 tokens (the first of size `first` when given)."""
-    edges, start = [], 0
-    while start < total:
-        size = first if (first and start == 0) else int(rng.integers(1, 4))
-        end = min(total, start + size)
-        edges.append([start, end])
-        start = end
-    return edges
-
-
 def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtype="float32", qkv_bias=False,
                 chunks=None, past_end=True, one_by_one=False, straddle=False, dropout=0.0, large_scores=None):
     """A sequence fed in chunks with use_cache=True; reset_cache(); a second sequence fed in other
@@ -339,16 +329,16 @@ def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtyp
         for name in ("state/W_query.bias", "state/W_key.bias"):
             arrays[name] = np.full_like(arrays[name], large_scores)
     cached = {"use_cache": True}
-    first = chunks or ([[i, i + 1] for i in range(tokens)] if one_by_one else _chunks(rng, tokens))
+    first = chunks or ([[i, i + 1] for i in range(tokens)] if one_by_one else chunk_edges(rng, tokens))
     steps = [{"feed": chunk, "kwargs": cached} for chunk in first]
     steps += [{"call": "reset_cache"}, {"none": ["cache_k", "cache_v"]}]
     second_total = context_length if past_end and not straddle else max(1, context_length - 1)
-    steps += [{"feed": chunk, "array": "x2", "kwargs": cached} for chunk in _chunks(rng, second_total, first=3)]
+    steps += [{"feed": chunk, "array": "x2", "kwargs": cached} for chunk in chunk_edges(rng, second_total, first=3)]
     steps += [{"feed": [0, tokens], "kwargs": {"use_cache": False}}]
     if past_end:
         steps += [{"feed": [0, 2 if straddle else 1], "array": "x2", "kwargs": cached, "raises": True}]
     args["steps"] = steps
-    sizes = _chunk_sizes(first)
+    sizes = chunk_sizes(first)
     if straddle:
         second = (f"{second_total} tokens of another sequence (context_length={context_length}), then 2 more "
                   f"(past context_length)")
@@ -361,13 +351,6 @@ def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtyp
              f"{', qkv_bias=True' if qkv_bias else ''}{f', dropout={dropout} in eval mode' if dropout else ''}, "
              f"{dtype}")
     return Case("6.5", "steps", label, args, arrays, dtype)
-
-
-def _chunk_sizes(chunks):
-    """"1, 2, 1" or, when every chunk has the same size, "6 chunks of 1"."""
-    sizes = [end - start for start, end in chunks]
-    return f"{len(sizes)} chunks of {sizes[0]}" if len(set(sizes)) == 1 and len(sizes) > 2 else \
-        "chunks of " + ", ".join(map(str, sizes))
 
 
 def _train_steps_case(rng, batch, tokens, d_in, d_out, num_heads, chunks, dropout=0.5, dtype="float32"):
@@ -383,7 +366,7 @@ def _train_steps_case(rng, batch, tokens, d_in, d_out, num_heads, chunks, dropou
     arrays = {"x": rng.normal(size=(batch, tokens, d_in))}
     arrays.update(module_weights(module, rng))
     arrays.update({"state/out_proj.weight": np.eye(d_out), "state/out_proj.bias": np.zeros(d_out)})
-    sizes = _chunk_sizes(chunks)
+    sizes = chunk_sizes(chunks)
     label = (f"train mode with dropout={dropout}: {batch} x {tokens} tokens in {sizes} "
              f"(use_cache=True); d_in={d_in}, d_out={d_out}, num_heads={num_heads}, {dtype}")
     return Case("6.5", "steps_train", label, args, arrays, dtype)

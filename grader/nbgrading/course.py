@@ -51,10 +51,24 @@ def grading_env(seed=None, device=None):
     return env
 
 
-def run_nbgrader(root, *args, env=None):
-    """Run one nbgrader command on the course directory `root`; raise with its log on failure."""
+# How long one nbgrader command may take: generate_assignment of nine chapters, or autograde of a
+# class, runs for minutes; an nbgrader that hangs (a kernel that never answers) must not hang
+# the course's command with it.
+NBGRADER_TIMEOUT = 3600
+
+
+def run_nbgrader(root, *args, env=None, timeout=NBGRADER_TIMEOUT):
+    """Run one nbgrader command on the course directory `root`; raise with its log on failure, or
+    when it runs past `timeout` seconds."""
     command, _ = nbgrader_command(*args, "--log-level=WARN", f"--CourseDirectory.root={os.path.abspath(root)}")
-    result = subprocess.run(command, cwd=root, env=env or grading_env(), capture_output=True, text=True)
+    try:
+        result = subprocess.run(command, cwd=root, env=env or grading_env(), capture_output=True, text=True,
+                                timeout=timeout)
+    except subprocess.TimeoutExpired as stopped:
+        said = [part.decode(errors="replace") if isinstance(part, bytes) else part or ""
+                for part in (stopped.stdout, stopped.stderr)]
+        raise RuntimeError(f"{' '.join(args)} did not finish within {timeout} s and was stopped:\n"
+                           + "\n".join(said)) from None
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed (exit {result.returncode}):\n{result.stdout}\n{result.stderr}")
     return result

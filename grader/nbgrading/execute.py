@@ -71,12 +71,15 @@ class CourseExecute(Execute):
         self._spent = None
         # The hidden tests read the limit in the kernel, which inherits this environment.
         os.environ[TIMEOUT_ENV_VAR] = str(self.task_timeout)
+        # nbclient's public hook for a limit per cell (it wins over `timeout` when set).
+        self.timeout_func = self._cell_timeout
         return super().preprocess(nb, resources, km)
 
-    def _get_timeout(self, cell):
-        if cell is not None and conventions.is_kind(conventions.grade_id(cell), conventions.SOLUTION):
+    def _cell_timeout(self, cell):
+        """A task cell runs as long as the course grader lets a task run; any other cell, `timeout`."""
+        if conventions.is_kind(conventions.grade_id(cell), conventions.SOLUTION):
             return self.task_timeout
-        return super()._get_timeout(cell)
+        return self.timeout
 
     async def _async_handle_timeout(self, timeout, cell=None):
         self._timed_out = True

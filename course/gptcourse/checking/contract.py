@@ -62,25 +62,6 @@ def small_number(value):
     return f"{float(mantissa):g}e{int(exponent)}"
 
 
-def contract_of(task_id):
-    """The task's Contract, from its TaskSpec; a KeyError that says where to add one when it has none."""
-    from gptcourse.checking.chapters import task_spec
-    from gptcourse.checking.course import get_task
-
-    contract = task_spec(task_id).contract
-    if contract is None:
-        raise KeyError(f"task {task_id} has no contract: add contract=Contract(...) to its TaskSpec in "
-                       f"{public_module_path(get_task(task_id).chapter)}")
-    return contract
-
-
-def reference_values(chapter):
-    """The chapter's reference values: REFERENCE_VALUES of its public module, none when it has none."""
-    from gptcourse.checking.tasks import chapter_module
-
-    return getattr(chapter_module(chapter), "REFERENCE_VALUES", ())
-
-
 def public_module_path(chapter):
     """Where a chapter's public module lives in the repository."""
     return f"course/gptcourse/checking/chapters/ch{chapter}.py"

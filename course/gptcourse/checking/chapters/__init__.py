@@ -25,7 +25,7 @@ Nothing here is secret: the cases and known mistakes live in the grader's chapte
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Tuple
 
-from gptcourse.checking.contract import Contract
+from gptcourse.checking.contract import Contract, public_module_path
 
 
 @dataclass(frozen=True)
@@ -51,3 +51,21 @@ def task_spec(task_id):
 
     task = get_task(task_id)
     return chapter_module(task.chapter).SPECS[task.id]
+
+
+def contract_of(task_id):
+    """The task's Contract, from its TaskSpec; a KeyError that says where to add one when it has none."""
+    from gptcourse.checking.tasks import get_task
+
+    contract = task_spec(task_id).contract
+    if contract is None:
+        raise KeyError(f"task {task_id} has no contract: add contract=Contract(...) to its TaskSpec in "
+                       f"{public_module_path(get_task(task_id).chapter)}")
+    return contract
+
+
+def reference_values(chapter):
+    """The chapter's reference values: REFERENCE_VALUES of its public module, none when it has none."""
+    from gptcourse.checking.tasks import chapter_module
+
+    return getattr(chapter_module(chapter), "REFERENCE_VALUES", ())
