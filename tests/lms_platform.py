@@ -216,6 +216,10 @@ class LmsPlatform:
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = None
         self.lock = threading.Lock()
+        # Answers served before the real ones, for requests whose path ends with the key: a
+        # platform under load (429, 503 with Retry-After) or one that answers oddly.
+        self.faults = {}
+        self.requests_seen = []  # (method, path) of every request, in order
 
     def register_tool(self, jwks):
         """The tool's public key set, as an administrator pastes it into the registration."""
@@ -252,6 +256,10 @@ class LmsPlatform:
 
     def answer(self, raw):
         """(status, headers, body) for a request."""
+        self.requests_seen.append((raw["method"], raw["path"]))
+        for ending, answers in self.faults.items():
+            if raw["path"].endswith(ending) and answers:
+                return answers.pop(0)
         config = PlatformConfig(registration=self.registration)
         request = ServedRequest(raw)
         path = raw["path"]

@@ -48,8 +48,12 @@ import uuid
 from dataclasses import dataclass, field
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+import ipaddress
+
 import requests
 from jwcrypto import jwk
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 from jwcrypto import jwt as jose_jwt
 
 from grader.outputs import exports
@@ -120,8 +124,31 @@ def read_platform(path):
         raise LmsError(f"{path}: unknown field(s) {', '.join(unknown)}; the fields are "
                        f"{', '.join(PLATFORM_REQUIRED + PLATFORM_OPTIONAL)}")
     fields = {name: str(data[name]).strip() for name in PLATFORM_REQUIRED + PLATFORM_OPTIONAL if data.get(name)}
+    for name in PLATFORM_URLS:
+        if fields.get(name) and not secure_address(fields[name]):
+            raise LmsError(f"{path}: {name} must be an https address ({fields[name]}): the tool sends its signed "
+                           f"key and the students' scores there (plain http only on this machine's loopback)")
     fields["private_key"] = os.path.join(os.path.dirname(os.path.abspath(path)), fields["private_key"])
     return Platform(**fields)
+
+
+# The fields of PLATFORM.json that are addresses the tool calls.
+PLATFORM_URLS = ("token_url", "lineitems_url", "memberships_url", "keyset_url")
+
+
+def secure_address(url):
+    """https, or http to this machine's loopback (a platform in a test, or tunnelled to here)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return True
+    if parts.scheme != "http" or not parts.hostname:
+        return False
+    if parts.hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(parts.hostname).is_loopback
+    except ValueError:
+        return False
 
 
 # ------------------------------------------------------------------------------------------
@@ -227,7 +254,7 @@ class Connection:
         self.platform = platform
         self.key = key
         self.scopes = list(scopes)
-        self.http = http or requests.Session()
+        self.http = http or http_session()
         self.token = None
         self.granted = set()
         self.expires_at = 0.0
@@ -259,6 +286,25 @@ class Connection:
             headers["Content-Type"] = content_type
             body = json.dumps(payload).encode("utf-8")
         return send(self.http, method, url, data=body, headers=headers)
+
+
+# An LMS under load answers 429 (too many requests) or 503 (unavailable), often with a
+# Retry-After: each request is tried again, waiting what the LMS asks (or a growing pause), a
+# bounded number of times; then its answer stands and the caller judges it.
+RETRIES = 4
+BACKOFF_S = 1.0
+
+
+def http_session():
+    """A requests session that retries a 429 or 503, honouring Retry-After (urllib3's Retry).
+    Every method: a refused request was not carried out, and a score's timestamp makes sending it
+    again harmless."""
+    retry = Retry(total=RETRIES, status_forcelist=(429, 503), backoff_factor=BACKOFF_S, allowed_methods=None,
+                  respect_retry_after_header=True, raise_on_status=False)
+    session = requests.Session()
+    for scheme in ("https://", "http://"):
+        session.mount(scheme, HTTPAdapter(max_retries=retry))
+    return session
 
 
 def send(http, method, url, **kwargs):
@@ -304,7 +350,7 @@ def get_all(connection, url, accept, items_of):
             raise LmsError(f"the LMS refused to list {url} ({_described(response)})")
         try:
             found += items_of(response.json())
-        except (ValueError, TypeError, AttributeError):
+        except (ValueError, TypeError, AttributeError, KeyError):
             raise LmsError(f"the LMS's reply from {url} is not the list it should be: "
                            f"{response.text[:200]!r}") from None
         url = next_page(response)
@@ -377,10 +423,17 @@ def scores_url(line_item_url):
 # Students: the course's members, and which one each submission is
 # ------------------------------------------------------------------------------------------
 
+def _listed(body, name):
+    """body[name], which must be a list: a page without it is not the page it should be."""
+    if not isinstance(body, dict) or not isinstance(body.get(name), list):
+        raise KeyError(name)
+    return body[name]
+
+
 def fetch_learners(connection):
     """The course's active members with a learner role (NRPS 2.0)."""
     members = get_all(connection, connection.platform.memberships_url, MEMBERSHIPS_TYPE,
-                      lambda body: [m for m in body["members"] if isinstance(m, dict)])
+                      lambda body: [m for m in _listed(body, "members") if isinstance(m, dict)])
     return [m for m in members if m.get("user_id") and m.get("status", "Active") == "Active"
             and any(role in LEARNER_ROLES for role in m.get("roles") or [])]
 
@@ -405,13 +458,17 @@ def match_students(submissions, roster, learners):
     """({submission: Match}, {submission: why it was not matched}).
 
     The roster's `id` is the LMS's user id, taken as it is (Moodle: the user's id; Canvas: the
-    user's id or LTI id). Otherwise the member list decides: the learner whose email or SIS id
+    user's id or LTI id), once the member list, when there is one, holds it as a learner. Otherwise the member list decides: the learner whose email or SIS id
     is the submission id, or the roster's email or sis_user_id for it. None or several: not
     matched. Two submissions that lead to one LMS user are both left out.
     """
     matched, unmatched = {}, {}
     for submission in submissions:
         info = roster.get(submission, {})
+        if info.get("id") and learners is not None and str(info["id"]) not in {str(m["user_id"]) for m in learners}:
+            unmatched[submission] = (f"the roster's id {info['id']!r} is not a student of the LMS course "
+                                     f"(its member list): check the roster")
+            continue
         if info.get("id"):
             matched[submission] = Match(info["id"], "the roster's id")
             continue

@@ -8,6 +8,7 @@ and pasted into the platform's registration as an administrator would.
 import json
 import os
 import stat
+import time
 
 import jwt
 import pytest
@@ -306,7 +307,7 @@ def test_the_next_page_in_moodle_s_typographic_quotes_is_followed():
 
 def test_matching_never_guesses():
     learners = [member("17", email="ann@u.edu"), member("18", sourcedid="s-1"), member("19", email="s-1"),
-                member("20", email="zoe@u.edu")]
+                member("20", email="zoe@u.edu"), member("99")]
     matched, unmatched = lms.match_students(
         ["17", "ann@u.edu", "s-1", "zoe", "zed", "kim"],
         {"zoe": {"email": "zoe@u.edu"}, "zed": {"email": "ZOE@u.edu"}, "kim": {"id": "99"}}, learners)
@@ -315,3 +316,68 @@ def test_matching_never_guesses():
     assert "no student" in unmatched["17"]  # a submission id is never read as the LMS's user id
     assert "several" in unmatched["s-1"]  # one member's SIS id, another's email
     assert "also matched by zed" in unmatched["zoe"] and "also matched by zoe" in unmatched["zed"]
+
+
+# ------------------------------------------------------------------------------------------
+# A sturdier push: odd answers, a platform under load, ids checked, https only
+# ------------------------------------------------------------------------------------------
+
+def test_a_member_list_without_members_is_one_message_and_exit_2(capsys, setup, platform):
+    folder, config = setup
+    platform.faults["/memberships"] = [(200, {"Content-Type": lms.MEMBERSHIPS_TYPE}, {"id": "x", "context": {}})]
+    status, out, err = push(capsys, folder, config)
+    assert status == 2, (out, err)
+    assert "is not the list it should be" in err and "Traceback" not in err and "KeyError" not in err
+    assert platform.course.results == {}  # nothing was sent
+
+
+def test_429_and_503_are_tried_again_as_retry_after_asks(capsys, setup, platform, monkeypatch):
+    folder, config = setup
+    busy = (429, {"Retry-After": "1"}, {"error": "too many requests"})
+    down = (503, {"Retry-After": "1"}, {"error": "unavailable"})
+    platform.faults["/memberships"] = [busy, down]
+    platform.faults["/scores"] = [down]
+    started = time.monotonic()
+    status, out, err = push(capsys, folder, config)
+    assert status == 1, err  # carol, as always: every score of the others was sent
+    assert {user for (_, user) in platform.course.results} == set(LMS_USER.values())
+    assert time.monotonic() - started >= 3  # three waits of Retry-After's second
+    memberships = [p for m, p in platform.requests_seen if p.endswith("/memberships")]
+    assert len(memberships) == 3  # refused twice, then answered
+
+
+def test_a_platform_that_stays_busy_is_not_asked_forever(capsys, setup, platform, monkeypatch):
+    folder, config = setup
+    monkeypatch.setattr(lms, "BACKOFF_S", 0.01)
+    platform.faults["/memberships"] = [(503, {}, {"error": "unavailable"})] * 20
+    status, _, err = push(capsys, folder, config)
+    assert status == 2 and "refused to list" in err and "503" in err
+    assert len([p for m, p in platform.requests_seen if p.endswith("/memberships")]) == lms.RETRIES + 1
+
+
+def test_a_roster_id_the_member_list_lacks_is_not_sent(capsys, setup, platform, tmp_path):
+    folder, config = setup
+    roster = tmp_path / "roster.csv"
+    roster.write_text("submission,id\nalice@uni.edu,u-nobody\n", encoding="utf-8")
+    status, out, _ = push(capsys, folder, config, "--roster", str(roster))
+    assert status == 1
+    assert "skipped alice@uni.edu: the roster's id 'u-nobody' is not a student of the LMS course" in out
+    assert "u-nobody" not in {user for (_, user) in platform.course.results}
+
+
+def test_a_platform_address_must_be_https_but_on_the_loopback(tmp_path):
+    key = tmp_path / "tool.pem"
+    key.write_text("unused", encoding="utf-8")
+    fields = {"client_id": "c", "token_url": "https://lms.example.org/token", "lineitems_url":
+              "https://lms.example.org/lineitems", "private_key": "tool.pem"}
+    path = tmp_path / "platform.json"
+    path.write_text(json.dumps(fields), encoding="utf-8")
+    assert lms.read_platform(path).token_url.startswith("https://")
+    for name, url in (("token_url", "http://lms.example.org/token"), ("memberships_url", "http://10.0.0.5/m"),
+                      ("lineitems_url", "ftp://lms.example.org/l")):
+        path.write_text(json.dumps(dict(fields, **{name: url})), encoding="utf-8")
+        with pytest.raises(lms.LmsError, match=f"{name} must be an https address"):
+            lms.read_platform(path)
+    for url in ("http://127.0.0.1:8000/token", "http://localhost/token", "http://[::1]:9/token"):
+        path.write_text(json.dumps(dict(fields, token_url=url)), encoding="utf-8")
+        assert lms.read_platform(path).token_url == url
