@@ -642,7 +642,32 @@ def _similarity_section(records, out_dir):
     rules = data.get("rules") if isinstance(data.get("rules"), dict) else {}
     folders = data.get("references") if isinstance(data.get("references"), list) else []
     return "\n".join([head, _stale_note(data, records), _similarity_rules(data.get("library"), rules),
-                      _student_pairs(tasks), _reference_matches(tasks, folders)])
+                      _student_groups(tasks, rules), _student_pairs(tasks), _reference_matches(tasks, folders)])
+
+
+def _groups(entry):
+    """The well-formed groups of a task entry of similarity.json."""
+    found = entry.get("groups") if isinstance(entry.get("groups"), list) else []
+    return [g for g in found if isinstance(g, dict) and isinstance(g.get("members"), list)
+            and all(isinstance(m, str) for m in g["members"]) and isinstance(g.get("shared_tokens"), int)]
+
+
+def _student_groups(tasks, rules):
+    """The groups: three or more students whose cells are alike pair by pair (a ring of copies
+    that the common-passage rule would hide)."""
+    rows = [f"<tr class=\"group\"><td>{_e(t['task'])}</td><td>{_e(', '.join(g['members']))}</td>"
+            f"<td class=\"num\">{len(g['members'])}</td><td class=\"num\">{g['shared_tokens']}</td>"
+            f"<td>{_e(', '.join(map(str, g.get('references') or [])) or '—')}</td></tr>"
+            for t in tasks for g in _groups(t)]
+    if not rows:
+        return ""
+    return (f"<h3>Groups of students</h3><p>Three or more students whose cells of a task are alike pair by pair, "
+            f"at most {_e(_percentage(rules.get('group_share', '?')))} of the class (more is the class's usual "
+            f"way of writing the answer). The passages a group shares may be what five or more students wrote "
+            f"alike, which the pairs below leave out; a group whose members all match a reference file names it.</p>"
+            "<table class=\"similar-groups\"><tr><th>task</th><th>students</th><th class=\"num\">how many</th>"
+            "<th class=\"num\">shared tokens (fewest)</th><th>reference file they all match</th></tr>"
+            + "".join(rows) + "</table>")
 
 
 def _similarity_rules(library, rules):

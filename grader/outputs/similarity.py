@@ -33,8 +33,17 @@ instructor's time:
    answers of the course's tasks of four statements or fewer have at most 83 such tokens):
    identical short answers are what students who worked alone write too.
 
+4. rule 2 would hide a ring: five students who share one leaked answer share passages that five
+   students wrote alike. So before it, the students who hold exactly the same passages, found
+   in no other student's cell, form a group when those passages pass rule 3's measures; a group
+   of at least `group_cells` students and at most `group_share` of the task's cells is reported
+   with its members. More than that share is the class's common way of writing the answer, and
+   never a group.
+
 A cell matched to a --reference file is reported apart, with the share of the student's own code
-found there: "matches the book's code" is information for the instructor, not an accusation.
+found there: "matches the book's code" is information for the instructor, not an accusation. The
+reference files are compared before rule 2 too (the book's code stays the book's however many
+students wrote it), and a group whose members all match one reference file says so.
 
 copydetect hashes with Python's hash(), whose values differ from one process to the next: the
 fingerprints of one task are all made in one process, and every k-gram is kept (NOISE_TOKENS), so
@@ -77,6 +86,8 @@ class Rules:
     min_shared_tokens: int = 90
     common_cells: int = 5  # a fingerprint in this many students' cells ...
     common_share: float = 0.05  # ... and in this share of the task's cells is common
+    group_cells: int = 3  # a group: at least this many students whose cells are alike pairwise ...
+    group_share: float = 1 / 3  # ... and at most this share of the task's cells (more is the class's way)
 
     def common_count(self, cells):
         """In how many of a task's `cells` cells a fingerprint must be to be common."""
@@ -114,12 +125,26 @@ class Match:
 
 
 @dataclass
+class Group:
+    """Students of one task who share passages no one else wrote (before the common filter): a
+    ring that rule 2 would hide once it has five members."""
+    task: str
+    members: list  # submission ids, sorted
+    shared_tokens: int  # the fewest tokens of a member's own code in the passages only the group holds
+    references: list = field(default_factory=list)  # reference files every member's cell matches
+
+    def to_json(self):
+        return {"members": self.members, "shared_tokens": self.shared_tokens, "references": self.references}
+
+
+@dataclass
 class TaskResult:
     task: str
     cells: int  # students whose cell has code of their own (not only the release's)
     common: int  # fingerprints dropped as common in the class
     pairs: list = field(default_factory=list)  # flagged Matches between students, most alike first
     references: list = field(default_factory=list)  # flagged Matches with reference files
+    groups: list = field(default_factory=list)  # Groups of students, largest first
 
 
 class SimilarityError(Exception):
@@ -263,6 +288,11 @@ def compare_task(task_id, sources, references=None, rules=Rules()):
     cells = [cell for cell in cells if cell.own]  # a stub left as released has no code of its own
     common = common_fingerprints(cells, rules)
     result = TaskResult(task_id, len(cells), len(common))
+    # Before the common passages are dropped: a passage of a reference file that much of the
+    # class shares is still that file's, and a ring of copies is still a ring.
+    if references:
+        result.references = reference_matches(task_id, cells, references, rules)
+    result.groups = shared_groups(task_id, cells, rules, result.references)
     for cell in cells:
         drop_fingerprints(cell, common)
     cells = [cell for cell in cells if cell.own]  # nothing left but what the class wrote alike
@@ -271,9 +301,43 @@ def compare_task(task_id, sources, references=None, rules=Rules()):
         if match and is_meaningful(match, rules):
             result.pairs.append(with_passages(match, first, second))
     result.pairs.sort(key=lambda m: (-max(m.shares), -m.shared_tokens, m.first, m.second))
-    if references:
-        result.references = reference_matches(task_id, cells, references, rules)
     return result
+
+
+def shared_groups(task_id, cells, rules, reference_found=()):
+    """The groups of at least `group_cells` students, at most `group_share` of the task's cells,
+    who share passages that no one else wrote: rule 2 drops what five students share, so five
+    copies of one leaked answer would otherwise show nothing. A group is the students that hold
+    exactly the same fingerprints, found in no other cell, when those cover at least
+    `min_shared_tokens` of each member's own code and `threshold` of one member's (rule 3's
+    measures). What more than `group_share` of the class writes is the common way of writing it."""
+    most = max(rules.group_cells, rules.group_share * len(cells))
+    holders = {}
+    for index, cell in enumerate(cells):
+        for h in cell.fingerprint.hashes:
+            holders.setdefault(h, set()).add(index)
+    by_holders = {}
+    for h, indices in holders.items():
+        if rules.group_cells <= len(indices) <= most:
+            by_holders.setdefault(frozenset(indices), set()).add(h)
+    found = []
+    for indices, hashes in by_holders.items():
+        tokens = {i: own_tokens(cells[i], hashes) for i in indices}
+        shares = [tokens[i] / cells[i].own for i in indices]
+        if min(tokens.values()) >= rules.min_shared_tokens and max(shares) >= rules.threshold:
+            found.append((indices, min(tokens.values())))
+    # A group inside a larger one (two members changed a part alike) is the larger one's.
+    found = [(indices, tokens) for indices, tokens in found if not any(indices < other for other, _ in found)]
+    by_file = {}
+    for match in reference_found:
+        by_file.setdefault(match.second, set()).add(match.first)
+    groups = []
+    for indices, tokens in found:
+        owners = sorted(cells[i].owner for i in indices)
+        files = sorted(name for name, matched in by_file.items() if set(owners) <= matched)
+        groups.append(Group(task_id, owners, tokens, files))
+    groups.sort(key=lambda g: (-len(g.members), g.members))
+    return groups
 
 
 def common_fingerprints(cells, rules):
@@ -484,12 +548,13 @@ def similarity_report(out_dir, reference_folders=(), rules=Rules(), jobs=1):
         "library": _library(),
         "rules": {"threshold": rules.threshold, "min_shared_tokens": rules.min_shared_tokens,
                   "common_cells": rules.common_cells, "common_share": rules.common_share,
+                  "group_cells": rules.group_cells, "group_share": rules.group_share,
                   "noise_tokens": NOISE_TOKENS, "guarantee_tokens": GUARANTEE_TOKENS},
         "references": [os.path.abspath(f) for f in reference_folders],
         "notebooks": cells.notebooks,
         "changed_since_grading": cells.changed,
         "tasks": [{"task": r.task, "cells": r.cells, "common_fingerprints": r.common,
-                   "pairs": [m.to_json() for m in r.pairs],
+                   "pairs": [m.to_json() for m in r.pairs], "groups": [g.to_json() for g in r.groups],
                    "references": [m.to_json() for m in r.references]} for r in results.values()],
     }
     write_atomically(os.path.join(out_dir, gradefolder.SIMILARITY), json.dumps(summary, indent=1))
