@@ -11,7 +11,9 @@ The package has two parts, by who uses them:
   (notebook), and how every course message is broken between words for the page (messages).
   `links` says where the course is published; `lab_settings`, the JupyterLab settings the course
   sets where it starts JupyterLab (`make lab`, the hub); `busy_kernels`, the course hub's server
-  extension that keeps a server whose kernel runs a cell from being stopped as idle; `chat`, the
+  extension that keeps a server whose kernel runs a cell from being stopped as idle;
+  `validate_in_background`, its server extension that runs nbgrader's Validate in a process of its
+  own, so the server keeps answering; `chat`, the
   chat panel that talks to the student's own model in the notebook (chapters 06 and 09). `ddp_pretrain` is a program, not a
   helper: chapter 05's training on several GPUs, started with torchrun.
 - `gptcourse.checking`: the machinery behind `check(...)` and the grader, which a student

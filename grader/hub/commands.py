@@ -61,8 +61,11 @@ INSTRUCTOR_ONLY_LAB_PLUGINS = lab_settings.INSTRUCTOR_ONLY_LAB_PLUGINS
 FRAMED_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader"]
 FORMGRADER_URL = "/hub/user-redirect/formgrader"  # JupyterHub sends each user to their own server's
 INSTRUCTOR_ONLY_SERVER_EXTENSIONS = lab_settings.INSTRUCTOR_ONLY_SERVER_EXTENSIONS
-# Every server: a kernel running a cell keeps its server from being stopped as idle.
-SERVER_EXTENSIONS = {"gptcourse.busy_kernels": True}
+# Every server: a kernel running a cell keeps its server from being stopped as idle; Validate runs
+# in a process of its own (nbgrader's runs in the server's event loop, which then answers nothing,
+# not even the hub asking after a restart whether the server is there).
+SERVER_EXTENSIONS = {"gptcourse.busy_kernels": True, "gptcourse.validate_in_background": True,
+                     "nbgrader.server_extensions.validate_assignment": False}
 # The memory a kernel may use beyond what it holds when it starts, and the seconds a task may run:
 # the course grader's defaults (python -m grader grade --memory-mb, --timeout).
 KERNEL_MEMORY_MB = 2048

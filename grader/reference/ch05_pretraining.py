@@ -104,6 +104,8 @@ def generate_and_print_sample(model, tokenizer, device, start_context):
     with torch.no_grad():
         token_ids = generate_text_simple(model, encoded, max_new_tokens=50, context_size=context_size)
     text = token_ids_to_text(token_ids, tokenizer)
+    from gptcourse import show_text  # here, so that the function works wherever it is pasted
+
     show_text(text.replace("\n", " "))  # one sample, broken between words
     model.train()
 

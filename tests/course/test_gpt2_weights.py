@@ -63,7 +63,7 @@ def test_the_weights_come_from_the_pinned_public_address_not_the_mirror(tmp_path
         gpt2_weights.load_gpt2_state_dict()
     assert gpt2_weights.try_load_gpt2_state_dict() is None
     said = capsys.readouterr().out
-    assert "skipped" in said and "'gpt2/model.safetensors'" in said  # the file's name whole, on one line
+    assert "go on" in said and "'gpt2/model.safetensors'" in said  # the file's name whole, on one line
     # One message, broken between words for the page (gptcourse/messages.py), the mirror's path whole.
     assert all(len(line) <= SHOWN_WIDTH or " " not in line for line in said.splitlines())
     assert str(tmp_path) in said.replace("\n", "") and f"'{tmp_path}'" in " ".join(said.split())

@@ -13,6 +13,7 @@ PRINTS_ON_ITS_OWN = {
     "ddp_pretrain.py": "a program that torchrun starts in a terminal",
     "messages.py": "say and show_text themselves",
     "chat.py": "the candidates' table of 'why this token', laid out by hand in short lines, in a widget's output",
+    "validate_in_background.py": "the validating process's answer, JSON read by the server extension",
 }
 
 
