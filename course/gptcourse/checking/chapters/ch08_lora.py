@@ -518,9 +518,12 @@ def _replace_hint(key, got, expected, case):
             return ""
         name, what = next(iter(wrong.items()))
         if len(wrong) == len(have) and all("not wrapped" in w for w in wrong.values()):
-            return ("not one nn.Linear of the model passed in was replaced: put each wrapper in place of its layer, "
-                    "in the model itself, setattr(parent, name, LinearWithLoRA(layer, rank, alpha)) (assigning to a "
-                    "loop variable, or changing a copy, leaves the model as it was)")
+            # The same observation comes from code that picks no layer (by a name the test model
+            # lacks, say) and from code that wraps them somewhere else: name both checks, claim neither.
+            return ("not one nn.Linear of the model passed in was replaced: check which modules your code picks "
+                    "(every nn.Linear, whatever its name or depth) and where each wrapper goes: in place of its "
+                    "layer, in the model itself, setattr(parent, name, LinearWithLoRA(layer, rank, alpha)); a loop "
+                    "variable or a copy of the model does not change the model")
         if "wrapped" in what and "times" in what:
             return (f"{name} is wrapped more than once: walk the direct children (named_children) and recurse only "
                     f"into modules that are not nn.Linear, rather than model.named_modules() while changing it")
