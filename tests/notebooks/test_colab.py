@@ -43,7 +43,7 @@ def check_that_failures_name_the_task_to_finish(nb, chapter):
     for failing, text in errors(nb):
         if grade_id(failing).startswith("check_"):
             check_failure_shows_only_its_message(text)
-            assert "not implemented yet" in text
+            assert "not implemented yet" in " ".join(text.split())  # broken between words for the page
             checks += 1
         else:
             assert needs_task_message(text), f"{failing.source[:200]}\n---\n{text}"

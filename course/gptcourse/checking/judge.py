@@ -232,7 +232,7 @@ def _error_finding(error, task_id=None):
     what the code did, error["ours"]: then there is no exception type, and its message says what)."""
     finding = Finding("error", error_type="" if error.get("ours") else error["type"], step=error["step"])
     if error["type"] == "NotImplementedError":
-        return "not implemented yet: replace `raise NotImplementedError()` with your code", finding
+        return "not implemented yet — replace `raise NotImplementedError()` with your code", finding
     if error["type"] == "NothingImplemented":  # probes.refuse_empty_bodies: a stub left as `pass`
         return f"not implemented yet: {error['message']}", replace(finding, error_type="NotImplementedError")
     where = f" at {error['where']}" if error.get("where") else ""
