@@ -286,13 +286,14 @@ def compare_task(task_id, sources, references=None, rules=Rules()):
     boilerplate = release_boilerplate(get_task(task_id).chapter)
     cells = [student_cell(owner, source, boilerplate) for owner, source in sorted(sources.items())]
     cells = [cell for cell in cells if cell.own]  # a stub left as released has no code of its own
-    common = common_fingerprints(cells, rules)
+    holders = fingerprint_holders(cells)  # the class's fingerprints before rule 2, counted once
+    common = common_fingerprints(holders, len(cells), rules)
     result = TaskResult(task_id, len(cells), len(common))
     # Before the common passages are dropped: a passage of a reference file that much of the
     # class shares is still that file's, and a ring of copies is still a ring.
     if references:
         result.references = reference_matches(task_id, cells, references, rules)
-    result.groups = shared_groups(task_id, cells, rules, result.references)
+    result.groups = shared_groups(task_id, cells, holders, rules, result.references)
     for cell in cells:
         drop_fingerprints(cell, common)
     cells = [cell for cell in cells if cell.own]  # nothing left but what the class wrote alike
@@ -304,18 +305,15 @@ def compare_task(task_id, sources, references=None, rules=Rules()):
     return result
 
 
-def shared_groups(task_id, cells, rules, reference_found=()):
+def shared_groups(task_id, cells, holders, rules, reference_found=()):
     """The groups of at least `group_cells` students, at most `group_share` of the task's cells,
     who share passages that no one else wrote: rule 2 drops what five students share, so five
     copies of one leaked answer would otherwise show nothing. A group is the students that hold
     exactly the same fingerprints, found in no other cell, when those cover at least
     `min_shared_tokens` of each member's own code and `threshold` of one member's (rule 3's
-    measures). What more than `group_share` of the class writes is the common way of writing it."""
+    measures). What more than `group_share` of the class writes is the common way of writing it.
+    `holders`: fingerprint_holders(cells)."""
     most = max(rules.group_cells, rules.group_share * len(cells))
-    holders = {}
-    for index, cell in enumerate(cells):
-        for h in cell.fingerprint.hashes:
-            holders.setdefault(h, set()).add(index)
     by_holders = {}
     for h, indices in holders.items():
         if rules.group_cells <= len(indices) <= most:
@@ -340,25 +338,26 @@ def shared_groups(task_id, cells, rules, reference_found=()):
     return groups
 
 
-def common_fingerprints(cells, rules):
-    """The fingerprints found in so many of the class's cells that they are the common way of
-    writing that passage."""
-    counts = {}
-    for cell in cells:
+def fingerprint_holders(cells):
+    """{fingerprint: the indices of the cells that hold it}, in cell order."""
+    holders = {}
+    for index, cell in enumerate(cells):
         for h in cell.fingerprint.hashes:
-            counts[h] = counts.get(h, 0) + 1
-    limit = rules.common_count(len(cells))
-    return frozenset(h for h, count in counts.items() if count >= limit)
+            holders.setdefault(h, []).append(index)
+    return holders
+
+
+def common_fingerprints(holders, cells, rules):
+    """The fingerprints found in so many of the class's `cells` cells (`holders`:
+    fingerprint_holders of them) that they are the common way of writing that passage."""
+    limit = rules.common_count(cells)
+    return frozenset(h for h, indices in holders.items() if len(indices) >= limit)
 
 
 def candidate_pairs(cells):
     """The pairs of cells that share at least one fingerprint (all others share nothing), each
     once, in a stable order. Common fingerprints are gone, so no fingerprint is in many cells."""
-    holders = {}
-    for index, cell in enumerate(cells):
-        for h in cell.fingerprint.hashes:
-            holders.setdefault(h, []).append(index)
-    pairs = {pair for indices in holders.values() for pair in combinations(indices, 2)}
+    pairs = {pair for indices in fingerprint_holders(cells).values() for pair in combinations(indices, 2)}
     return [(cells[a], cells[b]) for a, b in sorted(pairs)]
 
 

@@ -11,6 +11,7 @@ student code. Besides the message it returns a `Finding` (gptcourse/checking/fin
 verdict as fields, which the class report groups on instead of reading the sentence back. It is generic: what is specific to a chapter (names of observations, hints,
 how a random output is judged) comes from the chapter module and the task's kinds.
 """
+import functools
 import re
 from dataclasses import replace
 
@@ -203,14 +204,15 @@ def describe_error(error, task_id=None):
     return error_finding(error, task_id)[0]
 
 
+@functools.lru_cache(maxsize=None)
 def _test_model_classes():
     """The names of the check's own small models (gptcourse/checking/chapters/toys.py)."""
     import torch
 
     from .chapters import toys
 
-    return [name for name, value in vars(toys).items()
-            if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == toys.__name__]
+    return tuple(name for name, value in vars(toys).items()
+                 if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == toys.__name__)
 
 
 def plain_error_text(text):
