@@ -4,6 +4,9 @@
     python -m grader workshop --out DIR   (the workshop edition: the release with folded answers)
     python -m grader grade PATH... --out DIR [--device auto|cpu|cuda] [--jobs N] [--sandbox auto|bwrap|none]
                                  [--cluster tcp://HOST:PORT]   (the jobs on a Dask cluster's workers)
+                                 [--policy policy.toml [--submitted-at CSV] [--file-times]]   (late penalties)
+    python -m grader apply-policy DIR (--policy policy.toml [--submitted-at CSV] | --no-policy)
+                                 (due dates, extensions, tokens and penalties again, without regrading)
     python -m grader report DIR     (rebuilds DIR/report.html, the class report)
     python -m grader export DIR --format canvas|moodle --out FILE [--roster CSV] [--per chapter|task]
     python -m grader push-nbgrader DIR --db URL --assignment NAME [--course-dir COURSE]
@@ -31,7 +34,7 @@ MODULES = {"build": "grader.authoring.build", "workshop": "grader.authoring.work
            "push-nbgrader": "grader.nbgrading.push", "regrade": "grader.grading.regrade", "gradescope": "grader.outputs.gradescope",
            "where": "grader.authoring.contract", "hub": "grader.hub.commands",
            "push-lms": "grader.outputs.lms", "lms-keys": "grader.outputs.lms",
-           "similarity": "grader.outputs.similarity"}
+           "similarity": "grader.outputs.similarity", "apply-policy": "grader.outputs.late"}
 
 
 def main(argv=None):
@@ -54,6 +57,9 @@ def main(argv=None):
                    help="run the jobs on the workers of a running Dask cluster (tcp://HOST:PORT); this "
                         "process still computes every expected output and verdict. See docs/grading.md")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    from grader.outputs import late  # noqa: E402 - its options only: the module imports nothing heavy
+
+    late.add_policy_options(g)
     # The class report (grader/outputs/class_report.py), rebuilt from a grade run's files.
     rp = commands.add_parser("report", help="rebuild DIR/report.html from DIR/grades.json and DIR/run.json")
     rp.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
@@ -74,7 +80,12 @@ def main(argv=None):
     # machine's worker hosts, which import torch while this process imports the engine.
     from grader.grading import preflight, startup
 
-    settings = startup.settings_from(args)
+    from grader.grading.policy import PolicyError
+
+    try:
+        settings = startup.settings_from(args)
+    except PolicyError as exc:
+        return _stopped(exc)
     try:
         runners = startup.start(settings)
     except preflight.PreflightError as exc:
@@ -88,7 +99,7 @@ def main(argv=None):
     finally:
         runners.close()
     submissions = {r["submission"] for r in records}
-    total = sum(r["points"] for r in records)
+    total = round(sum(r["points"] for r in records), 2)
     possible = sum(r["max_points"] for r in records)
     print(f"graded {len(records)} tasks of {len(submissions)} submissions: {total}/{possible} points; "
           f"see {os.path.join(args.out, 'grades.csv')}")

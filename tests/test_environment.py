@@ -3,11 +3,14 @@ import re
 import tomllib
 
 import yaml
+from packaging.markers import Marker
 
 from factory import REPO
 
 # pip name -> conda package name (conda-forge packages Playwright's Python bindings as playwright-python)
 CONDA_NAMES = {"torch": "pytorch", "playwright": "playwright-python"}
+# environment.yml asks for python>=3.11: a requirement whose marker leaves that Python out is not listed there.
+CONDA_PYTHON = "3.11"
 
 
 def pip_requirements():
@@ -16,7 +19,10 @@ def pip_requirements():
         project = tomllib.loads(path.read_text())["project"]
         listed = project["dependencies"] + [r for extra in project.get("optional-dependencies", {}).values() for r in extra]
         for requirement in listed:
-            name, bound = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", requirement).groups()
+            requirement, _, marker = requirement.partition(";")
+            if marker and not Marker(marker).evaluate({"python_version": CONDA_PYTHON}):
+                continue  # a backport for older Pythons than environment.yml's (tomli)
+            name, bound = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", requirement.strip()).groups()
             if name != "gptcourse":  # the course package itself: installed from ./course
                 requirements[CONDA_NAMES.get(name.lower(), name.lower())] = bound.replace(" ", "")
     return requirements
@@ -45,6 +51,11 @@ def test_every_pip_requirement_is_in_environment_yml_with_the_same_bound():
     for name, bound in pip_requirements().items():
         assert name in conda, f"{name} is a pip requirement but missing from environment.yml"
         assert conda[name] == bound, f"{name}: pip says {bound!r}, environment.yml says {conda[name]!r}"
+
+
+def test_the_python_that_markers_are_read_for_is_environment_ymls():
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    assert f"python>={CONDA_PYTHON}" in env["dependencies"]
 
 
 def test_environment_yml_lists_nothing_the_pip_requirements_do_not():

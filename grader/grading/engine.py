@@ -30,7 +30,8 @@ from gptcourse.checking.findings import Finding
 from gptcourse.checking.tasks import all_tasks, carried_tasks, chapter_names, chapters_for, get_task, tasks_of
 from grader.grading import gradefolder, preflight, startup
 from grader.grading.startup import Settings, devices_for  # noqa: F401 - what callers of grade() build
-from grader.outputs import report
+from grader.grading.policy import PolicyError
+from grader.outputs import late, report
 from grader.paths import load_manifest
 from grader.grading.submissions import check_cell_note, discover, find_task_cell, graded_notebooks, readable
 from grader.grading.verdict import Verdict, verdict
@@ -152,6 +153,13 @@ def graded_chapters(submissions):
 
 def _grade_all(paths, submissions, settings, manifest, workers, devices):
     gradefolder.remove_unfinished_writes(settings.out_dir)
+    # The late policy and the submission times, read before any student code runs (without a
+    # sandbox it could write to this folder); written back from memory with the grades.
+    try:
+        policy_setting = settings.late if settings.late is not None else late.read_setting(settings.out_dir)
+    except PolicyError as exc:
+        raise preflight.PreflightError(str(exc)) from None
+    times = late.found_times(submissions)
     run = _run_settings(settings, workers.isolation, paths, devices)
     expectations = Expectations(run["seed"], devices)
     done = gradefolder.load_results(settings.out_dir, run, manifest)
@@ -178,9 +186,9 @@ def _grade_all(paths, submissions, settings, manifest, workers, devices):
     ordered = [records_by_key[k] for k in sorted(records_by_key, key=_record_order(records_by_key))]
     # Rewritten from memory: a line appended by anyone else during the run does not survive it.
     gradefolder.write_atomically(results_path, "".join(json.dumps(r) + "\n" for r in ordered))
-    report.write_all(ordered, settings.out_dir, run)
+    graded = report.write_all(ordered, settings.out_dir, run, setting=policy_setting, times=times)
     gradefolder.write_atomically(os.path.join(settings.out_dir, gradefolder.RUN), json.dumps(run, indent=1))
-    return ordered
+    return graded
 
 
 def _record_order(records_by_key):

@@ -237,7 +237,7 @@ def main(args):
     print(f"regraded {len(lines)} task(s):")
     for line in lines:
         print(line)
-    total = sum(r["points"] for r in records)
+    total = round(sum(r["points"] for r in records), 2)
     possible = sum(r["max_points"] for r in records)
     print(f"{len(records)} tasks of {len({r['submission'] for r in records})} submissions: {total}/{possible} "
           f"points; see {os.path.join(args.dir, 'grades.csv')}")

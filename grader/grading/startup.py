@@ -27,13 +27,19 @@ class Settings:
     seed: int = None
     progress: bool = True
     cluster: str = None  # the address of a Dask scheduler whose workers run the jobs (grader/cluster/pool.py)
+    # The late policy to apply (grader/outputs/late.py's Setting), from --policy; None: the one the
+    # folder applied before (its policy.json), if any.
+    late: object = None
 
 
 def settings_from(args):
-    """The settings of `python -m grader grade`'s options."""
+    """The settings of `python -m grader grade`'s options. Raises policy.PolicyError for a
+    policy file (or its extensions or times) that cannot be used."""
+    from grader.outputs import late
+
     return Settings(out_dir=args.out, device=args.device, jobs=args.jobs, timeout=args.timeout,
                     memory_mb=args.memory_mb, seed=args.seed, progress=not args.quiet, sandbox=args.sandbox,
-                    cluster=args.cluster)
+                    cluster=args.cluster, late=late.setting_from(args))
 
 
 def start(settings):

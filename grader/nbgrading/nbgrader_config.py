@@ -37,3 +37,9 @@ use_course_execute(c, task_timeout=60)
 from gptcourse.checking.kernel_memory import kernel_arguments  # noqa: E402
 
 c.Execute.extra_arguments = kernel_arguments(memory_mb=2048)
+
+# Due dates, extensions, late tokens and penalties (docs/grading.md): a policy.toml beside this
+# file makes autograde apply it as the course grader's --policy does (grader/nbgrading/late.py).
+from grader.nbgrading.late import use_course_policy  # noqa: E402
+
+use_course_policy(c, os.path.join(os.path.dirname(os.path.abspath(__file__)), "policy.toml"))  # noqa: F821

@@ -203,7 +203,8 @@ def push(out_dir, db_url, assignment, course_dir=None, chapter=None):
     pushed = [r for r in records if get_task(r["task"]).chapter in by_chapter]
     other = sorted({get_task(r["task"]).chapter for r in records} - set(by_chapter))
     summary = {"assignment": assignment, "notebooks": dict(notebooks), "students_created": [],
-               "submissions_created": [], "changed": [], "unchanged": 0, "not_pushed_chapters": other}
+               "submissions_created": [], "changed": [], "unchanged": 0, "not_pushed_chapters": other,
+               "late_penalties": {}}
     if pushed:
         _write_grades(db_url, assignment, by_chapter, pushed, summary)
     return summary
@@ -240,7 +241,10 @@ def _write_grades(db_url, assignment, by_chapter, records, summary):
                                     f"assignment's current notebooks?)") from None
                 if not isinstance(record.get("points"), (int, float)) or isinstance(record["points"], bool):
                     raise PushError(f"grades.json: the record of {student_id}, task {task.id} has no points")
-                score = float(record["points"])
+                # A cell's score is what the hidden tests gave; a late penalty is the notebook's, as in
+                # nbgrader's own autograde (grader/nbgrading/late.py).
+                score = float(record.get("raw_points", record["points"]))
+                _set_late_penalty(gradebook, notebook, assignment, student_id, record, summary)
                 if grade.auto_score == score:
                     summary["unchanged"] += 1  # needs_manual_grade too is left as a grader set it
                     continue
@@ -249,6 +253,17 @@ def _write_grades(db_url, assignment, by_chapter, records, summary):
                 # As nbgrader's autograde: a new automatic score over a manual one asks for review.
                 grade.needs_manual_grade = grade.manual_score is not None
             gradebook.db.commit()
+
+
+def _set_late_penalty(gradebook, notebook, assignment, student_id, record, summary):
+    """The notebook's late_submission_penalty: the chapter's penalty under the grade folder's
+    policy (grader/outputs/late.py), none without one."""
+    decision = record.get("late")
+    penalty = float(decision["penalty"]) if isinstance(decision, dict) and decision.get("penalty") else None
+    submitted = gradebook.find_submission_notebook(notebook, assignment, student_id)
+    if submitted.late_submission_penalty != penalty:
+        submitted.late_submission_penalty = penalty
+        summary["late_penalties"][student_id] = penalty
 
 
 # ------------------------------------------------------------------------------------------
@@ -284,6 +299,8 @@ def main(args):
         was = "none" if before is None else f"{before:g}"
         print(f"  {student} task {task}: auto_score {was} -> {after:g}")
     print(f"{len(summary['changed'])} grades set, {summary['unchanged']} already up to date")
+    for student, penalty in sorted(summary["late_penalties"].items()):
+        print(f"  {student}: late_submission_penalty {'none' if penalty is None else f'{penalty:g}'}")
     if summary["not_pushed_chapters"]:
         print(f"not pushed (not in this assignment): {', '.join(summary['not_pushed_chapters'])}")
     return 0

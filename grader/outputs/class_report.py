@@ -355,6 +355,7 @@ def render(records, out_dir, run, now=None):
             parts.append(_overall_section(submissions))
             parts.append(_chapter_section(chapters))
             parts.append(_task_section(task_ids, tasks))
+        parts.append(_late_section(records))
         parts.append(_mistake_section(task_ids, tasks))
         parts.append(_timing_section(task_ids, tasks, submissions))
         parts.append(_problem_section(submissions, out_dir))
@@ -402,8 +403,9 @@ def _header(records, submissions, tasks, out_dir, run, now):
         ("report written", now.strftime("%Y-%m-%d %H:%M %Z")),
     ]
     rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
+    late_link = "<a href=\"#late\">Late</a>" if any(isinstance(r.get("late"), dict) for r in records) else ""
     nav = ("<nav class=\"small\"><a href=\"#scores\">Scores</a><a href=\"#chapters\">Chapters</a>"
-           "<a href=\"#tasks\">Tasks</a><a href=\"#mistakes\">Mistakes</a><a href=\"#timing\">Timing</a>"
+           f"{late_link}<a href=\"#tasks\">Tasks</a><a href=\"#mistakes\">Mistakes</a><a href=\"#timing\">Timing</a>"
            "<a href=\"#problems\">Errors and rejections</a><a href=\"#similarity\">Similar work</a></nav>")
     return f"<h1>Class report</h1>{nav}<dl class=\"facts\">{rows}</dl>"
 
@@ -436,6 +438,35 @@ def _chapter_section(chapters):
              "<th class=\"num\">median</th><th class=\"num\">full points</th></tr>" + "".join(rows) + "</table>")
     return (f"<h2 id=\"chapters\">Scores per chapter</h2>{table}"
             + _img(_chapter_plot(chapters), "students per score range in each chapter"))
+
+
+def _late_section(records):
+    """Under a late policy (grader/outputs/late.py): per chapter, how many submissions came late,
+    after the last date, with an extension, with tokens, or at an unknown time; the points lost."""
+    decisions = {}
+    for record in records:
+        if isinstance(record.get("late"), dict):
+            decisions.setdefault(record["chapter"], {})[record["submission"]] = record["late"]
+    if not decisions:
+        return ""
+    rows = []
+    for chapter in sorted(decisions):
+        found = list(decisions[chapter].values())
+        counts = [sum(1 for d in found if d.get("submitted_at") and (d.get("days_late") or d.get("after_last"))),
+                  sum(1 for d in found if d.get("after_last")), sum(1 for d in found if d.get("extension")),
+                  sum(1 for d in found if d.get("tokens")), sum(d.get("tokens") or 0 for d in found),
+                  sum(1 for d in found if not d.get("submitted_at"))]
+        lost = round(sum(d.get("penalty") or 0 for d in found), 2)
+        rows.append(f"<tr><td>{_e(chapter)}</td><td class=\"num\">{len(found)}</td>"
+                    + "".join(f"<td class=\"num\">{count}</td>" for count in counts)
+                    + f"<td class=\"num\">{lost:g}</td></tr>")
+    head = "".join(f"<th class=\"num\">{name}</th>" for name in (
+        "submissions", "late", "after the last date", "extended", "used tokens", "tokens spent", "time unknown",
+        "points lost"))
+    return ("<h2 id=\"late\">Late submissions</h2><p>Under the policy applied to this folder "
+            "(<code>policy.json</code>; <code>python -m grader apply-policy</code> changes it). Late counts "
+            "the submissions still late after extensions and tokens.</p>"
+            f"<table><tr><th>chapter</th>{head}</tr>" + "".join(rows) + "</table>")
 
 
 def _task_section(task_ids, tasks):

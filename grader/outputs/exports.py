@@ -207,9 +207,14 @@ def scores_by_student(records, cols):
         row = {}
         for column in cols:
             graded = [t for t in column.tasks if t in by_task]
-            row[column.key] = sum(by_task[t] for t in graded) if graded else None
+            row[column.key] = _rounded(sum(by_task[t] for t in graded)) if graded else None
         table[submission] = row
     return table
+
+
+def _rounded(value):
+    """Points to hundredths (a late penalty leaves hundredths; a float sum must not add noise)."""
+    return round(value, 2) if isinstance(value, float) else value
 
 
 def students(records, roster):

@@ -13,7 +13,8 @@ which must write /autograder/results/results.json.
 
 What the zip holds (it becomes /autograder/source):
     setup.sh, run_autograder   grader/outputs/gradescope_scripts/, torch's version filled in
-    gradescope.json            the settings given here: chapters, seed, limits, visibility
+    gradescope.json            the settings given here: chapters, seed, limits, visibility, and the
+                               late policy (--policy), applied to Gradescope's submission time
     requirements.txt           what the grader imports while grading, besides the course package
     course/                    the course package gptcourse (installed by setup.sh)
     grader/                    this package: engine, reference, hidden cases (run from source/)
@@ -46,6 +47,7 @@ import zipfile
 
 from gptcourse.checking.tasks import chapter_names, tasks_of
 from grader.grading import gradefolder
+from grader.grading.policy import PolicyError
 from grader.paths import ROOT
 
 DEFAULT_ROOT = "/autograder"
@@ -193,7 +195,27 @@ def grade_submission(root, settings, work):
     source = os.path.join(root, "source")
     if subprocess.run(command, cwd=source, env=_grading_env(source, work)).returncode != 0:
         return machine_problem_results("the grade command failed; its log is in the autograder's stdout")
-    return results_json(gradefolder.read_grades(out), settings, gradefolder.read_run(out), notes)
+    records = gradefolder.read_grades(out)
+    if settings.get("policy"):
+        records = late_records(records, settings["policy"], _read_json(os.path.join(root, "submission_metadata.json")))
+    return results_json(records, settings, gradefolder.read_run(out), notes)
+
+
+def late_records(records, policy_data, metadata):
+    """The records with the bundled late policy applied (grader/outputs/late.py): the submission's
+    time is Gradescope's own (created_at in submission_metadata.json), the student is the first
+    submitter's email (the extensions CSV names students that way). Tokens count only over the
+    chapters of this one submission: Gradescope shows no other assignment's submissions."""
+    from grader.grading.policy import parse_moment, UTC
+    from grader.outputs import late
+
+    setting = late.Setting.from_data(policy_data)
+    users = metadata.get("users") or [{}]
+    student = str(users[0].get("email") or users[0].get("name") or SUBMISSION_ID)
+    submitted = parse_moment(str(metadata["created_at"]), UTC, "submission_metadata.json created_at")
+    setting.csv_times = {(student, record["chapter"]): submitted for record in records}
+    penalized = late.apply([dict(record, submission=student) for record in records], setting, {})
+    return [dict(record, submission=SUBMISSION_ID) for record in penalized]
 
 
 def grade_command(staged, out, settings):
@@ -281,7 +303,7 @@ def results_json(records, settings, run_info, notes):
     if run_info:
         summary += ["", graded_with(run_info)]
     return {
-        "score": sum(t["score"] for t in tests),
+        "score": round(sum(t["score"] for t in tests), 2),
         "output": "\n".join(summary).strip() + "\n",
         "output_format": "md",
         "visibility": settings["visibility"],
@@ -328,6 +350,8 @@ def add_parser(commands):
                    help="as for grade (default auto: bubblewrap where the container allows it, else none)")
     p.add_argument("--visibility", default="visible", choices=VISIBILITIES,
                    help="when students see the tests (default visible)")
+    p.add_argument("--policy", metavar="FILE", help="policy.toml: due dates, extensions and late penalties, "
+                                                    "applied to Gradescope's submission time (docs/grading.md)")
     return p
 
 
@@ -336,8 +360,12 @@ def main(args):
                 "timeout": args.timeout, "memory_mb": args.memory_mb, "sandbox": args.sandbox,
                 "visibility": args.visibility}
     try:
+        if args.policy:
+            from grader.outputs import late
+
+            settings["policy"] = late.Setting.from_files(args.policy).to_data()
         count = build(args.out, settings)
-    except GradescopeError as exc:
+    except (GradescopeError, PolicyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.out}: {count} files, chapters {', '.join(settings['chapters'])}; upload it on "

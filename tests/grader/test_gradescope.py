@@ -268,3 +268,30 @@ def test_stdout_is_hidden_and_other_chapters_are_not_graded(graded):
     assert all(r["stdout_visibility"] == "hidden" for r in results.values())
     assert not any(t["number"].startswith("3.") for t in correct["tests"])
     assert "03_multihead_attention.ipynb" in correct["output"] and "not graded" in correct["output"]
+
+
+def test_a_bundled_late_policy_uses_gradescopes_submission_time(tmp_path, capsys):
+    """gradescope --policy: the policy goes into the zip's settings; each submission's time is
+    Gradescope's created_at, its student the submitter's email (as the extensions CSV names them)."""
+    from grader.__main__ import main
+
+    (tmp_path / "policy.toml").write_text('timezone = "America/New_York"\n[penalty]\nper_day = 0.2\n'
+                                          '[extensions]\nfile = "extensions.csv"\n'
+                                          '[chapters.01_text_data]\ndue = 2026-09-20T23:59:00\n')
+    (tmp_path / "extensions.csv").write_text("student,chapter,due\nlee@uni.edu,01,2026-09-22 23:59\n")
+    assert main(["gradescope", "--out", str(tmp_path / "a.zip"), "--chapters", "01_text_data",
+                 "--policy", str(tmp_path / "policy.toml")]) == 0
+    with zipfile.ZipFile(tmp_path / "a.zip") as bundle:
+        settings = json.loads(bundle.read(gradescope.CONFIG))
+    records = [{"submission": "submission", "chapter": "01_text_data", "task": t.id, "names": list(t.names),
+                "level": t.level, "notebook": "01_text_data.ipynb", "max_points": 2, "points": 2,
+                "status": "passed", "feedback": "", "notes": []} for t in tasks_of("01_text_data")]
+    metadata = {"created_at": "2026-09-21T10:00:00.000000-04:00", "users": [{"email": "kim@uni.edu"}]}
+    late = gradescope.late_records(records, settings["policy"], metadata)
+    results = gradescope.results_json(late, settings, None, [])
+    assert results["score"] == round(len(records) * 2 * 0.8, 2)
+    assert "01_text_data: Submitted 2026-09-21 10:00 EDT, 1 day late: -20% of the points" in results["output"]
+    # lee has an extension to the 22nd: the same time is on time for her.
+    metadata["users"] = [{"email": "lee@uni.edu"}]
+    assert gradescope.results_json(gradescope.late_records(records, settings["policy"], metadata),
+                                   settings, None, [])["score"] == len(records) * 2

@@ -381,3 +381,31 @@ def test_a_platform_address_must_be_https_but_on_the_loopback(tmp_path):
     for url in ("http://127.0.0.1:8000/token", "http://localhost/token", "http://[::1]:9/token"):
         path.write_text(json.dumps(dict(fields, token_url=url)), encoding="utf-8")
         assert lms.read_platform(path).token_url == url
+
+
+def test_an_extension_granted_after_the_penalty_sends_the_recomputed_score_with_a_newer_timestamp(
+        capsys, setup, platform, tmp_path):
+    """bob handed chapter 02 in a day late and lost 10 % of it; then he was granted an extension:
+    apply-policy recomputes, and push-lms sends his whole score again, later than the first."""
+    folder, config = setup
+    (folder / "run.json").write_text(json.dumps({"seed": 1, "device": "cpu"}))
+    (folder / "times.json").write_text(json.dumps(
+        {"bob": {"02_attention": {"timestamp": "2026-10-06T09:00:00+00:00", "file_time": None}}}))
+    policy = tmp_path / "policy.toml"
+    policy.write_text('timezone = "UTC"\n[penalty]\nper_day = 0.1\n[extensions]\nfile = "extensions.csv"\n'
+                      '[chapters.02_attention]\ndue = 2026-10-05T23:59:00\n')
+    (tmp_path / "extensions.csv").write_text("student,chapter,due\n")
+    assert run(capsys, "apply-policy", str(folder), "--policy", str(policy))[0] == 0
+    push(capsys, folder, config, "--chapter", "02_attention")
+    number = next(n for n, item in platform.course.line_items.items() if item["resourceId"] == "02_attention")
+    first = platform.course.results[(number, "u-bob")]
+    raw = totals(class_records(), "02_attention")["u-bob"]
+    assert first["scoreGiven"] == round(raw * 0.9, 2)
+    time.sleep(0.01)  # the next run's timestamp is later by the clock, not only by rounding
+    (tmp_path / "extensions.csv").write_text("student,chapter,due\nbob,02,2026-10-07 12:00\n")
+    assert run(capsys, "apply-policy", str(folder), "--policy", str(policy))[0] == 0
+    status, out, _ = push(capsys, folder, config, "--chapter", "02_attention")
+    second = platform.course.results[(number, "u-bob")]
+    assert second["scoreGiven"] == raw
+    assert second["timestamp"] > first["timestamp"]
+    assert "kept" not in out

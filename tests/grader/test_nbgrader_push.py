@@ -132,3 +132,25 @@ def test_assignment_names_that_say_their_chapter():
     assert nbgrader_push.chapter_of_name("02_attention") == CH2
     assert nbgrader_push.chapter_of_name("ch03-heads") == "03_multihead_attention"
     assert nbgrader_push.chapter_of_name("homework 1") is None
+
+
+def test_a_late_penalty_goes_to_the_notebook_and_the_cells_keep_the_tests_points(pushed, tmp_path):
+    """As nbgrader's own autograde with the course's policy (grader/nbgrading/late.py) keeps it."""
+    from grader.grading import policy as late_policy
+    from grader.outputs import late
+
+    records = write_grades(pushed["grades"])
+    (tmp_path / "policy.toml").write_text('[penalty]\nper_day = 0.25\n[chapters.02_attention]\ndue = 2026-10-05T23:59:00\n')
+    setting = late.Setting(late_policy.read_policy(tmp_path / "policy.toml"))
+    times = {"bob": {CH2: {"timestamp": "2026-10-06T08:00:00+00:00", "file_time": None}}}
+    (pushed["grades"] / "grades.json").write_text(json.dumps(late.apply(records, setting, times)))
+    summary = nbgrader_push.push(str(pushed["grades"]), pushed["url"], CH2)
+    assert summary["late_penalties"] == {"bob": 2.5}  # a quarter of his 10 points
+    scores, total = check_scores(pushed["url"], "bob")
+    assert scores["check_2_4"][0] == 0.0 and scores["check_2_5"][0] == 4.0  # the tests' points, not 3.0
+    with gradebook(pushed["url"]) as gb:
+        assert gb.find_submission_notebook(CH2, CH2, "bob").late_submission_penalty == 2.5
+        assert gb.find_submission_notebook(CH2, CH2, "alice").late_submission_penalty is None
+    # Without the policy the penalty goes again.
+    write_grades(pushed["grades"])
+    assert nbgrader_push.push(str(pushed["grades"]), pushed["url"], CH2)["late_penalties"] == {"bob": None}

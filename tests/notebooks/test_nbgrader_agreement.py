@@ -96,6 +96,9 @@ def students():
                                         "2.5": CAUSAL_ATTENTION_REUSING_2_4})}, {"2.4"}),
     }
     found.update(hanging_students())
+    # Late work (LATE_STUDENTS): full points before the policy; the test of final points checks the penalty.
+    for student in LATE_STUDENTS:
+        found[student] = ({CH2: without_demos(filled_notebook(CH2))}, set())
     for student, items in corpus_students().items():
         chapter = get_task(next(iter(items))).chapter
         overrides = {task_id: corpus(item) for task_id, item in items.items()}
@@ -131,6 +134,29 @@ HANGING_CELLS = {
 # The kernel that swallowed the interrupt cannot say which line it was on: nbgrader's message then
 # leaves the line out.
 WITHOUT_LINE = {("hangs_and_crashes", "2.4")}
+
+
+# The late policy (grader/grading/policy.py) in both graders: chapter 02 due on 5 October; one
+# token each. two_days_late spends the token on one day and loses 10 % for the other; extended
+# was granted two more days and is on time; token_covers_it spends the token and loses nothing.
+# Everyone else has no timestamp.txt, so no submission time and no penalty in either grader.
+POLICY = """timezone = "Europe/Berlin"
+[penalty]
+per_day = 0.1
+[tokens]
+per_student = 1
+[extensions]
+file = "extensions.csv"
+[chapters.02_attention]
+due = 2026-10-05T23:59:00
+last = 2026-10-12T23:59:00
+"""
+EXTENSIONS = "student,chapter,due\nextended,02_attention,2026-10-07 23:59\n"
+LATE_STUDENTS = {  # student: (nbgrader's timestamp.txt, the share of chapter 02 lost)
+    "two_days_late": ("2026-10-07 10:00:00.000000 UTC", 0.1),
+    "extended": ("2026-10-07 20:00:00.000000 UTC", 0.0),
+    "token_covers_it": ("2026-10-06 12:00:00.000000 UTC", 0.0),
+}
 
 
 def hanging_students():
@@ -199,11 +225,16 @@ def graded(tmp_path_factory):
     for student, (notebooks, _) in submissions.items():
         for chapter, notebook in notebooks.items():
             nbgrader_course.add_submission(root, student, chapter, notebook)
+    (root / "policy.toml").write_text(POLICY)
+    (root / "extensions.csv").write_text(EXTENSIONS)
+    for student, (stamp, _) in LATE_STUDENTS.items():
+        (root / "submitted" / student / CH2 / "timestamp.txt").write_text(stamp)
     # The course directory itself, as an instructor would pass it: the grader reads submitted/,
     # which autograde only reads too. It grades while nbgrader does, with one worker beside
     # nbgrader's two kernels (its share of the work is the smaller one).
     course_grader = start_grader([root], tmp_path_factory.mktemp("grades"),
-                                 "--jobs", "1", "--seed", str(SEED), "--device", "cpu", "--timeout", str(TIMEOUT))
+                                 "--jobs", "1", "--seed", str(SEED), "--device", "cpu", "--timeout", str(TIMEOUT),
+                                 "--policy", str(root / "policy.toml"))
     try:
         autograde_two_at_a_time(root, submissions)
     except BaseException:
@@ -233,7 +264,7 @@ def test_scores_and_maximums_agree(graded):
     disagreements = []
     for (student, task_id), (score, max_score) in sorted(graded.nbgrader_scores.items()):
         record = graded.course[student][task_id]
-        if (score, max_score) != (record["points"], record["max_points"]):
+        if (score, max_score) != (record.get("raw_points", record["points"]), record["max_points"]):
             disagreements.append(
                 f"{student} task {task_id}: nbgrader {score:g}/{max_score:g}, course grader "
                 f"{record['points']}/{record['max_points']} ({record['status']}: {record['feedback'][:200]})\n"
@@ -246,7 +277,26 @@ def test_the_submissions_lose_the_expected_points(graded):
     for student, (_, lost) in graded.submissions.items():
         for task_id, record in graded.course[student].items():
             expected = 0 if task_id in lost else record["max_points"]
-            assert record["points"] == expected, (student, task_id, record["feedback"])
+            assert record.get("raw_points", record["points"]) == expected, (student, task_id, record["feedback"])
+
+
+def test_both_graders_give_the_same_final_points_under_the_late_policy(graded):
+    """nbgrader's notebook score less its late_submission_penalty (the course's plugin) against the
+    course grader's final points, for every student's chapter 02; and the late students lose what
+    the policy says (a penalty that neither grader applied would agree too)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded.root / 'gradebook.db'}") as gradebook:
+        for submitted in gradebook.notebook_submissions(CH2, CH2):
+            records = [r for r in graded.course[submitted.student.id].values() if r["chapter"] == CH2]
+            course_final = round(sum(r["points"] for r in records), 2)
+            nbgrader_final = round(submitted.score - (submitted.late_submission_penalty or 0), 2)
+            assert nbgrader_final == course_final, (submitted.student.id, submitted.late_submission_penalty)
+            if submitted.student.id in LATE_STUDENTS:
+                share = LATE_STUDENTS[submitted.student.id][1]
+                raw = sum(r["raw_points"] for r in records)
+                assert course_final == round(raw * (1 - share), 2), records[0]["late"]
+        assert gradebook.find_assignment(CH2).duedate is not None  # the policy's, for the formgrader
 
 
 @pytest.mark.parametrize("student", sorted(HANGING_CELLS))
