@@ -6,14 +6,47 @@ warns when the folder's owner is not the student it names, then collects it as t
 anyway: one student could hand in work in another's name, or replace it. `OwnerCheckedCollect`
 leaves such a folder out, says so in the log, and takes the student's own latest submission.
 The hub's instructor configuration selects it (c.ExchangeFactory.collect).
+
+The time of a submission is the student's word, too: nbgrader takes it from the folder's name and
+copies the folder's timestamp.txt, both written by the student's own submit, which anyone can
+backdate. A late policy (docs/grading.md) must not rest on it. `OwnerCheckedCollect` takes the
+time the file system recorded instead: the latest status-change time (ctime) of the folder and
+everything in it. The kernel sets a ctime on every change of a file, its name or its links, and
+no user can set it back. The student's own time stands only when it lies within
+CLOCK_AGREEMENT before that one (the hub's clock wrote both); collect writes the time it took
+into the collected copy's timestamp.txt, where both graders read it.
 """
+import datetime
 import os
 import pwd
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 
+# How far the time in a submission's name may lie before the file system's last change of it: the
+# few seconds nbgrader's submit takes to copy the files.
+CLOCK_AGREEMENT = datetime.timedelta(seconds=60)
+
 
 class OwnerCheckedCollect(ExchangeCollect):
+
+    def _path_to_record(self, path):
+        record = super()._path_to_record(path)
+        claimed = record["timestamp"]
+        record["timestamp"] = trusted_time(os.path.join(self.inbound_path, record["filename"]), claimed)
+        if record["timestamp"] != claimed:
+            self.log.warning("%s names the time %s, but its files were last changed at %s UTC: that time counts",
+                             record["filename"], claimed, record["timestamp"])
+        return record
+
+    def do_copy(self, src, dest):
+        super().do_copy(src, dest)
+        when = trusted_time(src, self._path_to_record_quietly(src))
+        with open(os.path.join(dest, "timestamp.txt"), "w", encoding="utf-8") as f:
+            f.write(f"{when:%Y-%m-%d %H:%M:%S.%f} UTC")
+
+    def _path_to_record_quietly(self, path):
+        """The time in a submission's folder name (nbgrader's reading of it), without the check."""
+        return super()._path_to_record(path)["timestamp"]
 
     def _sort_by_timestamp(self, records):
         # A student's own submissions first, newest first; what others made in their name last,
@@ -37,3 +70,22 @@ class OwnerCheckedCollect(ExchangeCollect):
 
     def _genuine(self, record):
         return self._owner(record) == record["username"]
+
+
+def last_change(path):
+    """The latest ctime (naive UTC, as nbgrader keeps times) of a folder and everything in it;
+    links are not followed."""
+    latest = os.lstat(path).st_ctime
+    for here, folders, files in os.walk(path):
+        for name in folders + files:
+            latest = max(latest, os.lstat(os.path.join(here, name)).st_ctime)
+    return datetime.datetime.fromtimestamp(latest, datetime.timezone.utc).replace(tzinfo=None)
+
+
+def trusted_time(path, claimed):
+    """The submission time of the folder `path`: the time its name claims (naive UTC) when the file
+    system's last change of it agrees, else that last change."""
+    changed = last_change(path)
+    if claimed is not None and changed - CLOCK_AGREEMENT <= claimed <= changed:
+        return claimed
+    return changed

@@ -127,3 +127,33 @@ def test_work_handed_in_under_another_students_name_is_not_collected(machine, te
     nbgrader_as(hub_dir, machine.instructor, "collect", CHAPTER, "--update",
                 "--ExchangeFactory.collect=nbgrader.exchange.default.collect.ExchangeCollect", cwd=course)
     assert open(mine).read() != genuine
+
+
+def test_a_backdated_submission_gets_the_time_the_file_system_recorded(machine, term):
+    """nbgrader takes a submission's time from its folder's name and its timestamp.txt, both written
+    by the student's submit: a student can hand in late and claim an earlier time. The hub's collect
+    takes the time the files were last changed (their ctime, which no user can set back)."""
+    import datetime
+
+    hub_dir, course = term
+    student = machine.students[0]
+    collected_copy = os.path.join(course, "submitted", student, CHAPTER)
+    earlier = open(os.path.join(collected_copy, "timestamp.txt")).read().strip()  # the fixture's submit
+    claimed = (datetime.datetime.strptime(earlier, "%Y-%m-%d %H:%M:%S.%f UTC")
+               + datetime.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
+    inbound = exchange_course(hub_dir) / "inbound" / f"{student}+{CHAPTER}+{claimed}+backdated0000"
+    notebook = os.path.expanduser(f"~{student}/{CHAPTER}/{CHAPTER}.ipynb")
+    result = python_as(hub_dir, student, "\n".join([
+        "import os, shutil",
+        f"os.makedirs({str(inbound)!r})",
+        f"shutil.copy({notebook!r}, {str(inbound / (CHAPTER + '.ipynb'))!r})",
+        f"open({str(inbound / 'timestamp.txt')!r}, 'w').write({claimed!r})",
+        f"for name in os.listdir({str(inbound)!r}):",
+        f"    os.utime(os.path.join({str(inbound)!r}, name), (0, 0))  # modification times set back too",
+    ]))
+    assert result.returncode == 0, result.stderr
+    collected = nbgrader_as(hub_dir, machine.instructor, "collect", CHAPTER, "--update", cwd=course)
+    recorded = open(os.path.join(collected_copy, "timestamp.txt")).read().strip()
+    assert datetime.datetime.strptime(recorded, "%Y-%m-%d %H:%M:%S.%f UTC") >= before, (recorded, claimed)
+    assert "that time counts" in collected.stderr
