@@ -34,7 +34,7 @@ MODULES = {"build": "grader.authoring.build", "workshop": "grader.authoring.work
            "push-nbgrader": "grader.nbgrading.push", "regrade": "grader.grading.regrade", "gradescope": "grader.outputs.gradescope",
            "where": "grader.authoring.contract", "hub": "grader.hub.commands",
            "push-lms": "grader.outputs.lms", "lms-keys": "grader.outputs.lms",
-           "similarity": "grader.outputs.similarity", "apply-policy": "grader.outputs.late"}
+           "similarity": "grader.outputs.similarity", "apply-policy": "grader.outputs.apply_policy"}
 
 
 def main(argv=None):

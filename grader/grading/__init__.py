@@ -5,5 +5,6 @@ stages of a run), submissions (finding notebooks and task cells), expectations (
 reference's observations on a case, computed here), pool and sandbox (the worker processes student
 code runs in), scrub (the grader's secrets kept out of messages), verdict (observations against
 expectations), preflight (what the machine must have before a run), gradefolder (the --out
-folder: results.jsonl, resuming), regrade (some tasks again).
+folder: results.jsonl, resuming), regrade (some tasks again), policy (due dates, extensions,
+late tokens and penalties: what a policy.toml decides, for both graders).
 """

@@ -38,7 +38,7 @@ import re
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import Execute
+from nbgrader.preprocessors import AssignLatePenalties, Execute
 from traitlets import Integer
 
 from gptcourse.checking import conventions
@@ -46,10 +46,15 @@ from gptcourse.checking.memory import memory_exhausted
 from grader.paths import TIMEOUT_ENV_VAR
 
 def use_course_execute(config, task_timeout):
-    """In an nbgrader configuration: autograde with CourseExecute in place of Execute (nbgrader's
-    other steps as they are), with `task_timeout` seconds per task."""
+    """In an nbgrader configuration: autograde with CourseExecute in place of Execute, with
+    `task_timeout` seconds per task, and with the course's late policy step in place of nbgrader's
+    (grader/nbgrading/late.py: the course directory's policy.toml, when it has one); nbgrader's
+    other steps as they are."""
+    from grader.nbgrading.late import PolicyLatePenalties
+
+    course_steps = {Execute: CourseExecute, AssignLatePenalties: PolicyLatePenalties}
     defaults = Autograde.class_traits()["autograde_preprocessors"].default()
-    config.Autograde.autograde_preprocessors = [CourseExecute if step is Execute else step for step in defaults]
+    config.Autograde.autograde_preprocessors = [course_steps.get(step, step) for step in defaults]
     config.CourseExecute.task_timeout = task_timeout
 
 

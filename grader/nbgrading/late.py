@@ -1,7 +1,8 @@
 """The course's late policy in nbgrader's autograde: the same final points as the course grader.
 
-The course directory's nbgrader_config.py calls `use_course_policy(c, policy.toml)` when the
-course directory holds a policy.toml (docs/grading.md, "Due dates and late penalties"). Then:
+The course's nbgrader configuration puts `PolicyLatePenalties` in place of nbgrader's
+AssignLatePenalties (grader/nbgrading/execute.py's use_course_execute). When the course directory
+holds a policy.toml (docs/grading.md, "Due dates and late penalties"):
 
 - `PolicyLatePenalties` (nbgrader's AssignLatePenalties step, autograde's last) first writes the
   chapter's due date from the policy into the gradebook, so that the formgrader shows it and
@@ -12,57 +13,37 @@ course directory holds a policy.toml (docs/grading.md, "Due dates and late penal
 
 Extensions belong in the policy's CSV. An extension granted in nbgrader's own gradebook is not
 seen by the course grader; if it makes a submission on time for nbgrader, nbgrader does not ask
-the plugin at all.
+the plugin at all. Without a policy.toml nothing changes: no penalty, as nbgrader's default.
 """
 import glob
 import os
 
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.plugins import BasePlugin, LateSubmissionPlugin
 from nbgrader.preprocessors import AssignLatePenalties
-from traitlets import Unicode
+from traitlets import Type, Unicode
 
 from grader.grading import policy as late_policy
 
 
-def use_course_policy(config, policy_file):
-    """In an nbgrader configuration: apply `policy_file` (a policy.toml) when autograde grades;
-    nothing when there is no such file."""
-    if not os.path.isfile(policy_file):
-        return
-    from nbgrader.converters import Autograde
-
-    steps = config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()["autograde_preprocessors"].default()
-    config.Autograde.autograde_preprocessors = [PolicyLatePenalties if step is AssignLatePenalties else step
-                                                for step in steps]
-    config.PolicyLatePenalties.plugin_class = CoursePolicyPlugin
-    config.PolicyLatePenalties.policy_file = os.path.abspath(policy_file)
-    config.CoursePolicyPlugin.policy_file = os.path.abspath(policy_file)
+POLICY_FILE_HELP = "the course's policy.toml (grader/grading/policy.py); default: policy.toml in the course directory"
 
 
-POLICY_FILE_HELP = "the course's policy.toml (grader/grading/policy.py)"
-
-
-class PolicyLatePenalties(AssignLatePenalties):
-    policy_file = Unicode("", help=POLICY_FILE_HELP).tag(config=True)
-
-    def preprocess(self, nb, resources):
-        from nbgrader.api import Gradebook
-
-        chapter = late_policy.read_policy(self.policy_file).chapters.get(resources["nbgrader"]["assignment"])
-        if chapter is not None:
-            with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
-                assignment = gradebook.find_assignment(resources["nbgrader"]["assignment"])
-                assignment.duedate = late_policy.instant(chapter.due).replace(tzinfo=None)  # nbgrader keeps UTC
-                gradebook.db.commit()
-        return super().preprocess(nb, resources)
+def policy_path(configurable):
+    """The policy file a step or plugin applies: its policy_file, else the course directory's
+    policy.toml; None when there is no such file (no late policy: nbgrader's default, no penalty)."""
+    path = configurable.policy_file or os.path.join(CourseDirectory(config=configurable.config).root, "policy.toml")
+    return path if os.path.isfile(path) else None
 
 
 class CoursePolicyPlugin(LateSubmissionPlugin):
     policy_file = Unicode("", help=POLICY_FILE_HELP).tag(config=True)
 
     def late_submission_penalty(self, student_id, score, total_seconds_late):
-        policy = late_policy.read_policy(self.policy_file)
+        path = policy_path(self)
+        if path is None:
+            return None
+        policy = late_policy.read_policy(path)
         chapter = self.parent.assignment_id
         if chapter not in policy.chapters:
             return None
@@ -82,3 +63,23 @@ class CoursePolicyPlugin(LateSubmissionPlugin):
             if moment is not None:
                 times[os.path.basename(folder)] = moment
         return times
+
+
+class PolicyLatePenalties(AssignLatePenalties):
+    policy_file = Unicode("", help=POLICY_FILE_HELP).tag(config=True)
+    plugin_class = Type(CoursePolicyPlugin, klass=BasePlugin,
+                        help="The plugin that assigns each late notebook's penalty.").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        path = policy_path(self)
+        if path is None:
+            return super().preprocess(nb, resources)
+        chapter = late_policy.read_policy(path).chapters.get(resources["nbgrader"]["assignment"])
+        if chapter is not None:
+            with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+                assignment = gradebook.find_assignment(resources["nbgrader"]["assignment"])
+                assignment.duedate = late_policy.instant(chapter.due).replace(tzinfo=None)  # nbgrader keeps UTC
+                gradebook.db.commit()
+        return super().preprocess(nb, resources)

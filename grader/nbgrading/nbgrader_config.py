@@ -25,6 +25,8 @@ c.Execute.timeout = 120
 # Hanging and crashing cells cost their own task only, with the course grader's message: the
 # course's execute step (grader/nbgrading/execute.py) replaces nbgrader's. A task cell, and the
 # hidden tests of its check cell, get the course grader's time limit per task (its --timeout).
+# A policy.toml in the course directory (due dates, extensions, late tokens and penalties,
+# docs/grading.md) is applied by the same call's late-penalty step, as the course grader's --policy.
 from grader.nbgrading.execute import use_course_execute  # noqa: E402 - after get_config, as nbgrader expects
 
 use_course_execute(c, task_timeout=60)
@@ -38,8 +40,3 @@ from gptcourse.checking.kernel_memory import kernel_arguments  # noqa: E402
 
 c.Execute.extra_arguments = kernel_arguments(memory_mb=2048)
 
-# Due dates, extensions, late tokens and penalties (docs/grading.md): a policy.toml beside this
-# file makes autograde apply it as the course grader's --policy does (grader/nbgrading/late.py).
-from grader.nbgrading.late import use_course_policy  # noqa: E402
-
-use_course_policy(c, os.path.join(os.path.dirname(os.path.abspath(__file__)), "policy.toml"))  # noqa: F821

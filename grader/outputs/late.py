@@ -21,7 +21,7 @@ costs; this module puts the decision into the grade folder:
   extension, one line for the student); `points` is what is left. Everything that reads points
   (grades.csv, exports, push-lms, Gradescope) therefore uses the final points.
 
-Both files are written by the grader from memory, after the run: student code that ran without a
+`python -m grader apply-policy` is grader/outputs/apply_policy.py. Both files are written by the grader from memory, after the run: student code that ran without a
 sandbox cannot change the times or the policy a run applies.
 """
 import datetime
@@ -250,16 +250,8 @@ def tokens_left(setting, records):
 
 
 # ------------------------------------------------------------------------------------------
-# Command line: python -m grader apply-policy DIR ...
+# The command line's options (grade, and apply-policy: grader/outputs/apply_policy.py)
 # ------------------------------------------------------------------------------------------
-
-def add_parser(commands):
-    p = commands.add_parser("apply-policy", help="apply due dates, extensions, tokens and late penalties to a "
-                                                 "graded folder again, without regrading (docs/grading.md)")
-    p.add_argument("dir", metavar="DIR", help="the --out folder of a grade run")
-    add_policy_options(p)
-    p.add_argument("--no-policy", action="store_true", help="remove the policy: every task keeps its raw points")
-
 
 def add_policy_options(parser):
     parser.add_argument("--policy", metavar="FILE", help="policy.toml: due dates, last dates, penalty, tokens, "
@@ -277,25 +269,3 @@ def setting_from(args):
             raise late_policy.PolicyError("--submitted-at and --file-times need a --policy")
         return None
     return Setting.from_files(args.policy, args.submitted_at, args.file_times)
-
-
-def main(args):
-    from grader.outputs import report
-
-    try:
-        if args.no_policy == bool(args.policy):
-            raise late_policy.PolicyError("give either --policy FILE or --no-policy")
-        setting = setting_from(args)
-        records = gradefolder.read_grades(args.dir)
-        run = gradefolder.read_run(args.dir)
-    except (late_policy.PolicyError, gradefolder.GradeFolderError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    before = {(r.get("submission"), r.get("task")): r.get("points") for r in records}
-    records = report.write_all(records, args.dir, run, setting=setting, times=read_times(args.dir))
-    changed = sorted({r["submission"] for r in records if before.get((r["submission"], r["task"])) != r["points"]})
-    late = sum(1 for d in chapter_decisions(records).values() if d["days_late"] or d["after_last"])
-    print(f"{'policy applied' if setting else 'policy removed'}: {len(changed)} submissions' points changed"
-          f"{' (' + ', '.join(changed) + ')' if changed else ''}; {late} late chapter submissions; "
-          f"see {os.path.join(args.dir, gradefolder.GRADES_CSV)}")
-    return 0
