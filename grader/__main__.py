@@ -16,6 +16,7 @@
     python -m grader lms-keys --key KEY.pem   (the tool's key pair for the LMS; prints its public half)
     python -m grader regrade DIR (--student ID... | --task T... | --everyone) [PATH...]
     python -m grader gradescope --out autograder.zip [--chapters CH...]   (a Gradescope autograder)
+    python -m grader leaderboard PATH... --out DIR [--jobs N]   (the class challenge of chapter 05, re-run and ranked)
     python -m grader where TASK     (what the task must do and where its pieces live: docs/contract.md)
     python -m grader hub init DIR [--roster CSV | --workshop N]; python -m grader hub start DIR   (docs/hub.md)
 """
@@ -34,7 +35,8 @@ MODULES = {"build": "grader.authoring.build", "workshop": "grader.authoring.work
            "push-nbgrader": "grader.nbgrading.push", "regrade": "grader.grading.regrade", "gradescope": "grader.outputs.gradescope",
            "where": "grader.authoring.contract", "hub": "grader.hub.commands",
            "push-lms": "grader.outputs.lms", "lms-keys": "grader.outputs.lms",
-           "similarity": "grader.outputs.similarity", "apply-policy": "grader.outputs.apply_policy"}
+           "similarity": "grader.outputs.similarity", "apply-policy": "grader.outputs.apply_policy",
+           "leaderboard": "grader.outputs.leaderboard"}
 
 
 def main(argv=None):

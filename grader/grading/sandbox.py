@@ -128,17 +128,21 @@ def _numbered_gpus():
 
 
 def _python_paths():
+    return python_paths(with_data=True)
+
+
+def python_paths(with_data=True):
     """(source, destination) folders the host's Python needs, read-only: the interpreter, its
     libraries and the installed packages, the course package itself (an editable install points
-    into the checkout) and the data folders. Each is bound where this process sees it and, when
-    that is a link, where the link leads too. Folders that hold the grader's package are left
-    out: nothing of it must be there."""
+    into the checkout) and, with_data, the data folders. Each is bound where this process sees it
+    and, when that is a link, where the link leads too. Folders that hold the grader's package are
+    left out: nothing of it must be there."""
     import gptcourse
 
     grader_root = ROOT  # the checkout: the folder that holds grader/
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(gptcourse.__file__))}
     wanted.update(p for p in sys.path if p and os.path.isdir(p))
-    for variable in ("GPTCOURSE_DATA_MIRROR", "GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR"):
+    for variable in ("GPTCOURSE_DATA_MIRROR", "GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR") if with_data else ():
         if os.path.isdir(os.environ.get(variable, "")):
             wanted.add(os.environ[variable])
             wanted.update(_link_targets(os.environ[variable]))

@@ -25,8 +25,11 @@ from gptcourse.pretrain import QUICK_ENV_VAR
 # CPU run); its GPU run is another run (GPT-2's shape on tinyshakespeare, three epochs) that
 # prints its loss and speed.
 EXPECTED_OUTPUT = {"01_text_data": {}, "02_attention": {}, "03_multihead_attention": {}, "04_gpt_model": {},
-                   "05_pretraining": {"cpu": ["final training loss", "(below 1)", "tokens per second"],
-                                      "cuda": ["final training loss", "tokens per second", "MFU (model FLOPs"]},
+                   # ... and both end with the class challenge's dry run of the baseline entry.
+                   "05_pretraining": {"cpu": ["final training loss", "(below 1)", "tokens per second",
+                                              "public validation loss"],
+                                      "cuda": ["final training loss", "tokens per second", "MFU (model FLOPs",
+                                               "public validation loss"]},
                    "06_sampling": {}, "07_classification": {},
                    # Chapter 08 compares LoRA with chapter 07's fine-tuning (check_lora_against_chapter_07).
                    "08_lora": {"cpu": ["LoRA against chapter 07's way:"]},
