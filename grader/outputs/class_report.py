@@ -30,6 +30,7 @@ import statistics
 import urllib.parse
 
 from gptcourse.checking import findings
+from grader.outputs import challenge_report
 from grader.grading import gradefolder
 from grader.grading.gradefolder import safe_name, write_atomically
 
@@ -360,6 +361,8 @@ def render(records, out_dir, run, now=None):
         parts.append(_timing_section(task_ids, tasks, submissions))
         parts.append(_problem_section(submissions, out_dir))
         parts.append(_similarity_section(records, out_dir))
+        with _plot_style():
+            parts.append(challenge_report.section(out_dir, _figure, _png, _img))
     else:
         parts.append("<p>No task records: nothing was graded.</p>")
     parts.append("</main></body></html>\n")

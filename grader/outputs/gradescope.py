@@ -14,7 +14,8 @@ which must write /autograder/results/results.json.
 What the zip holds (it becomes /autograder/source):
     setup.sh, run_autograder   grader/outputs/gradescope_scripts/, torch's version filled in
     gradescope.json            the settings given here: chapters, seed, limits, visibility, and the
-                               late policy (--policy), applied to Gradescope's submission time
+                               late policy (--policy), applied to Gradescope's submission time, and
+                               whether the class challenge runs (--challenge: Gradescope's leaderboard)
     requirements.txt           what the grader imports while grading, besides the course package
     course/                    the course package gptcourse (installed by setup.sh)
     grader/                    this package: engine, reference, hidden cases (run from source/)
@@ -198,7 +199,44 @@ def grade_submission(root, settings, work):
     records = gradefolder.read_grades(out)
     if settings.get("policy"):
         records = late_records(records, settings["policy"], _read_json(os.path.join(root, "submission_metadata.json")))
-    return results_json(records, settings, gradefolder.read_run(out), notes)
+    results = results_json(records, settings, gradefolder.read_run(out), notes)
+    if settings.get("challenge") and "05_pretraining" in settings["chapters"]:
+        add_challenge(results, challenge_row(os.path.join(work, "staged"), os.path.join(work, "challenge"),
+                                             settings["challenge"], source, work))
+    return results
+
+
+def challenge_row(staged, out, challenge_settings, source, work):
+    """The submission's row of the class challenge (grader/outputs/leaderboard.py), trained here
+    with the grade's sandbox setting; None when the leaderboard command itself failed."""
+    command = [sys.executable, "-m", "grader", "leaderboard", staged, "--out", out, "--jobs", "1",
+               "--budget-tokens", str(challenge_settings["budget_tokens"]),
+               "--time-limit", str(challenge_settings["time_limit"])]
+    print("$", shlex.join(command), flush=True)
+    if subprocess.run(command, cwd=source, env=_grading_env(source, work)).returncode != 0:
+        return None
+    from grader.outputs import challenge_report
+
+    board = challenge_report.read_board(out) or {"entries": []}
+    return next((row for row in board["entries"] if row["student"] == SUBMISSION_ID), None)
+
+
+def add_challenge(results, row):
+    """Gradescope's leaderboard values of the entry (Gradescope shows each student's pseudonym
+    beside them, and ranks them) and the challenge's line at the top of the output."""
+    from grader.outputs import challenge_report
+
+    values = challenge_report.gradescope_leaderboard(row)
+    if values:
+        results["leaderboard"] = values
+    if row is None:
+        line = "**Class challenge:** the entry could not be run (the autograder's log says why)."
+    elif row.get("status") != "ok":
+        line = f"**Class challenge:** your entry was not scored: {row.get('detail')}."
+    else:
+        line = (f"**Class challenge:** private validation loss {row['private_loss']:.4f} (public "
+                f"{row['public_loss']:.4f}); Gradescope's leaderboard ranks it among the class.")
+    results["output"] = line + "\n\n" + results["output"]
 
 
 def late_records(records, policy_data, metadata):
@@ -352,6 +390,9 @@ def add_parser(commands):
                    help="when students see the tests (default visible)")
     p.add_argument("--policy", metavar="FILE", help="policy.toml: due dates, extensions and late penalties, "
                                                     "applied to Gradescope's submission time (docs/grading.md)")
+    p.add_argument("--challenge", action="store_true",
+                   help="with chapter 05: also train the submission's class-challenge entry and fill Gradescope's "
+                        "leaderboard (about two minutes more per submission)")
     return p
 
 
@@ -364,6 +405,10 @@ def main(args):
             from grader.outputs import late
 
             settings["policy"] = late.Setting.from_files(args.policy).to_data()
+        if args.challenge:
+            from gptcourse import challenge
+
+            settings["challenge"] = {"budget_tokens": challenge.BUDGET_TOKENS, "time_limit": challenge.TIME_LIMIT_S}
         count = build(args.out, settings)
     except (GradescopeError, PolicyError) as exc:
         print(f"error: {exc}", file=sys.stderr)

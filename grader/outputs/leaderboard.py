@@ -16,7 +16,8 @@ cell that defines `challenge_entry` is the entry. What the grader owns:
 Refused entries get a status that says why (STATUSES) and no rank. Ranks: by private loss; an entry
 whose loss is within TIE_WITHIN of the first entry of the group above it shares that group's rank
 (TIE_WITHIN comes from the run-to-run noise measured in docs/benchmarks.md). OUT gets
-leaderboard.json and leaderboard.csv.
+leaderboard.json and leaderboard.csv; when OUT is also the folder of a grade run, its class report
+and each student's feedback show the challenge (grader/outputs/challenge_report.py).
 """
 import ast
 import csv
@@ -39,11 +40,12 @@ import torch
 from gptcourse import challenge
 from gptcourse.checking.challenge_runner import HEADER, tensors_bytes
 from grader.grading import gradefolder, sandbox
+from grader.outputs import challenge_report
 from grader.grading.submissions import discover, graded_notebooks, readable
 
 CHAPTER = "05_pretraining"
 ENTRY_NAME = "challenge_entry"
-LEADERBOARD_JSON = "leaderboard.json"
+LEADERBOARD_JSON = challenge_report.LEADERBOARD_JSON
 LEADERBOARD_CSV = "leaderboard.csv"
 # Entries whose private losses differ by less than this share a rank: about two standard deviations
 # of the same entry trained with different seeds (the baseline over 4 seeds: 0.053, its range 0.11;
@@ -403,6 +405,15 @@ def _timed(item, task, say):
     return row
 
 
+def show_in_grade_folder(out_dir):
+    """OUT is also a grade run's folder: its feedback files and class report again, now with the
+    challenge (grader/outputs/challenge_report.py), under the late policy the folder applies."""
+    from grader.outputs import late, report
+
+    records = gradefolder.read_grades(out_dir)
+    report.write_all(records, out_dir, gradefolder.read_run(out_dir), setting=late.read_setting(out_dir))
+
+
 def add_parser(commands):
     p = commands.add_parser("leaderboard", help="re-run every class-challenge entry (chapter 05) and rank them on "
                                                 "the private text (docs/grading.md)")
@@ -421,6 +432,9 @@ def main(args):
     rows = leaderboard(args.paths, args.out, args.jobs, args.sandbox, args.budget_tokens, args.time_limit)
     scored = sum(r["status"] == "ok" for r in rows)
     print(f"{scored} of {len(rows)} entries scored; see {os.path.join(args.out, LEADERBOARD_CSV)}")
+    if os.path.isfile(os.path.join(args.out, gradefolder.GRADES_JSON)):
+        show_in_grade_folder(args.out)
+        print(f"the class report and each student's feedback in {args.out} show the challenge too")
     for row in rows[:10]:
         if row["status"] == "ok":
             print(f"  {row['rank']:>3}. {row['student']}: {row['private_loss']:.4f}")

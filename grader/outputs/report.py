@@ -10,7 +10,7 @@ import sys
 
 from gptcourse.checking.tasks import all_tasks
 from grader.grading import gradefolder
-from grader.outputs import late
+from grader.outputs import challenge_report, late
 from grader.grading.gradefolder import safe_name, write_atomically
 
 STATUS_MARK = {"passed": "✅", "failed": "❌", "error": "⚠️", "timeout": "⏱️", "memory": "💾"}
@@ -30,9 +30,10 @@ def write_all(records, out_dir, run, setting=None, times=None):
     if os.path.islink(feedback_dir) or (os.path.exists(feedback_dir) and not os.path.isdir(feedback_dir)):
         os.unlink(feedback_dir)  # not ours: a folder is made below
     os.makedirs(feedback_dir, exist_ok=True)
+    board = challenge_report.read_board(out_dir)  # the class challenge, when the folder has one
     for submission, rows in by_submission(records).items():
         path = os.path.join(feedback_dir, f"{safe_name(submission)}.md")
-        write_atomically(path, feedback_markdown(submission, rows, run))
+        write_atomically(path, feedback_markdown(submission, rows, run, challenge_report.feedback_line(board, submission)))
     write_class_report(records, out_dir, run)
     return records
 
@@ -83,8 +84,10 @@ def total(rows, field="points"):
     return value
 
 
-def feedback_markdown(submission, rows, run):
+def feedback_markdown(submission, rows, run, challenge_line=None):
     lines = feedback_summary(submission, rows)
+    if challenge_line:
+        lines += [challenge_line, ""]
     for r in rows:
         lines += task_feedback(r)
     lines.append(graded_with(run))

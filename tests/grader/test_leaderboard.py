@@ -196,3 +196,34 @@ def test_ranks_share_a_place_within_the_noise():
 def test_check_entry_says_what_is_wrong(entry, complaint):
     with pytest.raises(challenge.EntryProblem, match=complaint):
         challenge.check_entry(entry)
+
+
+# ------------------------------------------------------------------------------------------
+# Where people look: the grade folder's feedback and class report, Gradescope
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_grade_folder_shows_each_students_line_and_the_report_its_section(board, tmp_path):
+    from grader.outputs import challenge_report, gradescope, report
+
+    rows, out = board
+    records = [{"submission": s, "notebook": f"{CHAPTER}.ipynb", "notebook_sha": "0" * 64, "chapter": CHAPTER,
+                "task": "5.1", "names": ["text_to_token_ids"], "level": "B", "max_points": 2, "seed": 1,
+                "device": "cpu", "notes": [], "status": "passed", "points": 2, "feedback": "", "duration_s": 0.1}
+               for s in ("baseline", "raises")]
+    (tmp_path / "leaderboard.json").write_text((out / leaderboard.LEADERBOARD_JSON).read_text())
+    (tmp_path / "run.json").write_text(json.dumps({"seed": 1, "device": "cpu"}))
+    report.write_all(records, str(tmp_path), {"seed": 1, "device": "cpu"})
+    scored = sum(r["status"] == "ok" for r in rows.values())
+    assert (f"**Class challenge:** rank 2 of {scored}, private validation loss {rows['baseline']['private_loss']:.4f}"
+            in (tmp_path / "feedback" / "baseline.md").read_text())
+    assert "your entry was not ranked: ValueError: not ready yet" in (tmp_path / "feedback" / "raises.md").read_text()
+    page = (tmp_path / "report.html").read_text()
+    section = page[page.index('<h2 id="challenge">'):]
+    assert "<img" in section and section.count("<tr>") == len(rows) + 1
+    # Gradescope: the entry's values for its leaderboard, lower is better.
+    results = {"output": "the feedback\n"}
+    gradescope.add_challenge(results, rows["tuned"])
+    assert results["leaderboard"][0] == {"name": "private loss", "value": rows["tuned"]["private_loss"], "order": "asc"}
+    assert results["output"].startswith("**Class challenge:** private validation loss")
+    assert challenge_report.gradescope_leaderboard(rows["raises"]) is None
