@@ -30,7 +30,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -196,20 +195,20 @@ def _train_in_sandbox(source, task):
     read_there, write_here = os.pipe()
     command, env = _runner_command(task.isolation)
     env["GPTCOURSE_CHALLENGE_FDS"] = f"{read_there},{write_there}"
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, env=env, pass_fds=(read_there, write_there), stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        os.close(read_there)
-        os.close(write_there)
-        try:
-            return _converse(process, read_here, write_here, source, task)
-        finally:
-            _stop(process)
-            for fd in (read_here, write_here):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+    # The entry's prints go nowhere: whatever it says to the grader goes over the pipe.
+    process = subprocess.Popen(command, env=env, pass_fds=(read_there, write_there), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    os.close(read_there)
+    os.close(write_there)
+    try:
+        return _converse(process, read_here, write_here, source, task)
+    finally:
+        _stop(process)
+        for fd in (read_here, write_here):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _runner_command(isolation):
@@ -382,6 +381,7 @@ def leaderboard(paths, out_dir, jobs=2, sandbox_option="auto", budget=challenge.
     """Run every entry under `paths`; write OUT/leaderboard.json and .csv; return the rows."""
     isolation = sandbox.choose(sandbox_option)
     task = Challenge(isolation, budget, time_limit)
+    os.makedirs(out_dir, exist_ok=True)
     entries = []
     for submission in discover(paths, os.path.join(out_dir, ".unpacked")):
         notebooks = [nb for nb in graded_notebooks(submission) if nb.chapter == CHAPTER]

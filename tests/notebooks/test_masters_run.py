@@ -3,7 +3,8 @@
 Chapters 06, 07 and 09 run in quick mode here (QUICK_CHAPTERS says why);
 benchmarks/masters_bench.py runs them in full and checks the same things (check_run). Chapter 08
 runs in full: its comparison of LoRA with chapter 07's fine-tuning is pinned
-(check_lora_against_chapter_07)."""
+(check_lora_against_chapter_07). Chapter 05's class-challenge dry run trains 4 batches here
+(GPTCOURSE_QUICK_CHALLENGE); benchmarks/masters_bench.py runs it in full too."""
 import os
 import re
 import time
@@ -13,6 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from factory import REPO, one_line
+from gptcourse import challenge
 from gptcourse.device import get_device
 from gptcourse.checking.course import chapters
 from gptcourse.checking.tasks import CHAPTERS
@@ -132,6 +134,9 @@ def test_master_runs_top_to_bottom(chapter, tmp_path, monkeypatch, mirror_dir):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "course"), str(REPO)]))
     quick = chapter in QUICK_CHAPTERS
+    # Chapter 05's class-challenge dry run: 4 batches here, not its minute of training (the dry run in
+    # full is compared with the grader's run by tests/grader/test_leaderboard.py, at a small budget).
+    monkeypatch.setenv(challenge.QUICK_CHALLENGE_ENV_VAR, "1")
     if quick:
         monkeypatch.setenv(QUICK_ENV_VAR, "1")
     else:  # the full run, even where the shell has set quick mode

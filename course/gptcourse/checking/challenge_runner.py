@@ -92,6 +92,18 @@ def refuse_data_files(channel, forbidden):
     sys.addaudithook(hook)
 
 
+def cap_memory(limit_mb):
+    """At most `limit_mb` more of heap and anonymous memory than this process holds now, for good
+    (the hard limit too): a MemoryError for the entry, not a machine out of memory."""
+    import resource
+
+    from gptcourse.checking.worker_host.memory_limit import limit_memory
+
+    limit_memory(limit_mb)
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (soft, soft))
+
+
 def main():
     read_fd, write_fd = (int(fd) for fd in os.environ["GPTCOURSE_CHALLENGE_FDS"].split(","))
     channel = Channel(read_fd, write_fd)
@@ -100,6 +112,7 @@ def main():
     namespace = {"__name__": "__challenge__"}
     try:
         exec(compile(start["reference"], "<the course's code>", "exec"), namespace)
+        cap_memory(challenge.MEMORY_MB)
         refuse_data_files(channel, start["forbidden"])
         exec(compile(start["entry"], "<your challenge cell>", "exec"), namespace)
         entry = json.loads(json.dumps(namespace.get("challenge_entry")))  # plain data from here on
