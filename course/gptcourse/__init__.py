@@ -14,7 +14,8 @@ The package has two parts, by who uses them:
   extension that keeps a server whose kernel runs a cell from being stopped as idle;
   `validate_in_background`, its server extension that runs nbgrader's Validate in a process of its
   own, so the server keeps answering; `chat`, the
-  chat panel that talks to the student's own model in the notebook (chapters 06 and 09). `ddp_pretrain` is a program, not a
+  chat panel that talks to the student's own model in the notebook (chapters 06 and 09);
+  `challenge`, the rules, the entry check and the dry run of chapter 05's class challenge. `ddp_pretrain` is a program, not a
   helper: chapter 05's training on several GPUs, started with torchrun.
 - `gptcourse.checking`: the machinery behind `check(...)` and the grader, which a student
   never needs to read (see its __init__).

@@ -30,6 +30,8 @@ import time
 
 import torch
 
+from gptcourse.messages import say
+
 DATA = "tinyshakespeare"
 VOCAB_SIZE = 50257  # GPT-2's tokenizer: fixed
 BUDGET_TOKENS = 65_536
@@ -242,7 +244,7 @@ def dry_run(entry, namespace):
     starts = batch_starts(len(parts["train"]), entry["batch_size"], context_length)
     if _quick():  # nbgrader, or GPTCOURSE_QUICK_RUN: a few batches show the path, not the score
         starts = starts[:QUICK_BATCHES]
-        print(f"(a quick run: {QUICK_BATCHES} batches instead of the budget's)")
+        say(f"(a quick run: {QUICK_BATCHES} batches instead of the budget's)")
     loader = BudgetLoader(len(starts), lambda i: make_batch(parts["train"], starts[i], context_length))
     began = time.perf_counter()
     from gptcourse.tokenizer import get_encoding
@@ -251,7 +253,7 @@ def dry_run(entry, namespace):
                         tokenizer=get_encoding(), start_context="ROMEO:")
     seconds = time.perf_counter() - began
     loss = mean_loss(model, parts["public"], context_length)
-    print(f"public validation loss {loss:.4f} after {len(starts) * entry['batch_size'] * context_length:,} tokens, "
+    say(f"public validation loss {loss:.4f} after {len(starts) * entry['batch_size'] * context_length:,} tokens, "
           f"{parameter_count(model_config(entry)):,} parameters, {seconds:.0f} s of training")
     return loss
 

@@ -139,8 +139,10 @@ def test_a_backdated_submission_gets_the_time_the_file_system_recorded(machine, 
     student = machine.students[0]
     collected_copy = os.path.join(course, "submitted", student, CHAPTER)
     earlier = open(os.path.join(collected_copy, "timestamp.txt")).read().strip()  # the fixture's submit
+    # An hour before the first submission: nbgrader's own collect would keep the first one; the
+    # hub's sees files changed just now, so this is the newest submission, made now.
     claimed = (datetime.datetime.strptime(earlier, "%Y-%m-%d %H:%M:%S.%f UTC")
-               + datetime.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+               - datetime.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
     before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
     inbound = exchange_course(hub_dir) / "inbound" / f"{student}+{CHAPTER}+{claimed}+backdated0000"
     notebook = os.path.expanduser(f"~{student}/{CHAPTER}/{CHAPTER}.ipynb")

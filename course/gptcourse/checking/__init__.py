@@ -18,6 +18,8 @@ self-checks (`gptcourse.check`) and the grader. Nothing here is for a student to
 - worker_host/: the grader's worker process (`python -m gptcourse.checking.worker_host`,
   which grader/grading/sandbox.py starts), a module per topic: framing, processes, hidden packages, the
   GPU, preloading, watching a child, where it was stopped, the child, the job, its memory cap.
+- challenge_runner: one class-challenge entry trained in a process of its own, which the grader
+  (grader/outputs/leaderboard.py) starts in its sandbox and hands the training batches over a pipe.
 - memory: what running out of memory looks like and what the student is told, for the grader
   and the self-check; kernel_memory: the same memory cap as the grader's, in the kernels that
   nbgrader starts (an IPython extension).
