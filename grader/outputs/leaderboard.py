@@ -1,6 +1,6 @@
 """`python -m grader leaderboard DIR --out OUT`: every class-challenge entry re-run and scored here.
 
-    python -m grader leaderboard PATH... --out OUT [--jobs N] [--sandbox auto|bwrap|none]
+    python -m grader leaderboard PATH... --out OUT [--jobs N] [--sandbox auto|bwrap|none] [--cluster ADDRESS]
 
 The challenge's rules are gptcourse/challenge.py. For each submission's chapter 05 notebook, the
 cell that defines `challenge_entry` is the entry. What the grader owns:
@@ -137,7 +137,10 @@ def validated(entry):
 # ------------------------------------------------------------------------------------------
 
 class Challenge:
-    """What every entry of a run shares: the text's parts, the reference code, the limits."""
+    """What every entry of a run shares: the text's parts, the reference code, the limits, and
+    the Dask client when the entries train on a cluster's workers."""
+
+    cluster = None
 
     def __init__(self, isolation, budget=challenge.BUDGET_TOKENS, time_limit=challenge.TIME_LIMIT_S):
         from grader.paths import load_manifest
@@ -159,7 +162,8 @@ def run_entry(student, source, task):
         if source is None:
             raise Refused("no_entry")
         check_cell(source)
-        weights, entry, row["tokens"], row["seconds"], checkpoints = _train_in_sandbox(source, task)
+        train = _train_on_cluster if task.cluster else _train_in_sandbox
+        weights, entry, row["tokens"], row["seconds"], checkpoints = train(source, task)
         row["parameters"] = challenge.parameter_count(challenge.model_config(entry))
         model = _course_model(entry, weights)
         context_length = entry["model"]["context_length"]
@@ -209,6 +213,46 @@ def _train_in_sandbox(source, task):
                 os.close(fd)
             except OSError:
                 pass
+
+
+# ------------------------------------------------------------------------------------------
+# On a Dask cluster (--cluster): the worker holds the training text and the budget, never the
+# private text; the weights come back here and are scored here.
+# ------------------------------------------------------------------------------------------
+
+def _train_on_cluster(source, task):
+    """_train_in_sandbox, run by a worker of the cluster (train_on_worker); the same result."""
+    payload = {"source": source, "reference": task.reference, "forbidden": [challenge.DATA],
+               "train": task.parts["train"], "budget": task.budget, "time_limit": task.time_limit,
+               "sandbox": task.sandbox_option}
+    result = task.cluster.submit(train_on_worker, payload, pure=False).result()
+    if "worker_error" in result:  # the machine's problem, never the student's: the run stops
+        raise SystemExit(f"error: a worker of the cluster cannot train entries: {result['worker_error']}")
+    if "refused" in result:
+        status, detail = result["refused"]
+        raise Refused(status if status in STATUSES else "raised", str(detail)[:400])
+    return (_weights(result["weights"]), validated(result["entry"]), int(result["tokens"]), float(result["seconds"]),
+            [(int(tokens), _weights(state)) for tokens, state in result["checkpoints"]])
+
+
+def train_on_worker(payload):
+    """On a Dask worker: train one entry in this worker's sandbox, answering its requests for
+    batches from the training text the payload carries, within its budget."""
+    from types import SimpleNamespace
+
+    try:
+        isolation = sandbox.choose(payload["sandbox"])
+    except BaseException as exc:  # noqa: BLE001 - SystemExit: bwrap asked for and missing there
+        return {"worker_error": f"{type(exc).__name__}: {exc}"}
+    task = SimpleNamespace(isolation=isolation, reference=payload["reference"],
+                           forbidden=payload["forbidden"], parts={"train": payload["train"]},
+                           budget=payload["budget"], time_limit=payload["time_limit"])
+    try:
+        weights, entry, tokens, seconds, checkpoints = _train_in_sandbox(payload["source"], task)
+    except Refused as refused:
+        return {"refused": [refused.status, refused.detail]}
+    return {"weights": tensors_bytes(weights), "entry": entry, "tokens": tokens, "seconds": seconds,
+            "checkpoints": [(count, tensors_bytes(state)) for count, state in checkpoints]}
 
 
 def _runner_command(isolation):
@@ -301,11 +345,11 @@ def _converse(process, read_fd, write_fd, source, task):
     context_length, batch_size = entry["model"]["context_length"], entry["batch_size"]
     starts = challenge.batch_starts(len(task.parts["train"]), batch_size, context_length, task.budget)
     checkpoints = [len(starts) * k // CHECKPOINTS for k in range(1, CHECKPOINTS)]
-    validation = challenge.validation_batch(task.parts, entry)
+    validation = challenge.validation_batch(task.parts, entry, starts)
     began = time.monotonic()
     deadline = began + task.time_limit
     pipe.send({"kind": "go", "batches": len(starts), "checkpoints": checkpoints}, tensors_bytes(list(validation)))
-    sent, curve = set(), []
+    sent, curve = {0}, []  # batch 0 went out as the validation batch
     while True:
         message, payload = pipe.receive(deadline)
         _refuse_on(message, task, "while training")
@@ -377,18 +421,29 @@ def write(out_dir, rows, settings):
 
 
 def leaderboard(paths, out_dir, jobs=2, sandbox_option="auto", budget=challenge.BUDGET_TOKENS,
-                time_limit=challenge.TIME_LIMIT_S, say=print):
-    """Run every entry under `paths`; write OUT/leaderboard.json and .csv; return the rows."""
-    isolation = sandbox.choose(sandbox_option)
+                time_limit=challenge.TIME_LIMIT_S, say=print, cluster=None):
+    """Run every entry under `paths` (on the workers of the Dask cluster at `cluster`, when
+    given); write OUT/leaderboard.json and .csv; return the rows."""
+    isolation = sandbox.choose(sandbox_option) if cluster is None else sandbox.Isolation(
+        "cluster", False, f"on the workers of {cluster}, each in its own --sandbox {sandbox_option}")
     task = Challenge(isolation, budget, time_limit)
+    task.sandbox_option = sandbox_option
+    if cluster is not None:
+        from grader.cluster.pool import _connect
+
+        task.cluster = _connect(cluster)
     os.makedirs(out_dir, exist_ok=True)
     entries = []
     for submission in discover(paths, os.path.join(out_dir, ".unpacked")):
         notebooks = [nb for nb in graded_notebooks(submission) if nb.chapter == CHAPTER]
         entries.append((submission.id, entry_cell(notebooks[0]) if notebooks else None))
     began = time.monotonic()
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
-        rows = list(pool.map(lambda item: _timed(item, task, say), entries))
+    try:
+        with ThreadPoolExecutor(max(1, jobs)) as pool:
+            rows = list(pool.map(lambda item: _timed(item, task, say), entries))
+    finally:
+        if task.cluster is not None:
+            task.cluster.close()
     rows = ranked(rows)
     settings = {"budget_tokens": budget, "max_parameters": challenge.MAX_PARAMETERS, "time_limit_s": time_limit,
                 "data": challenge.DATA, "isolation": isolation.to_data(), "jobs": jobs,
@@ -421,6 +476,9 @@ def add_parser(commands):
     p.add_argument("--out", required=True, metavar="DIR", help="where leaderboard.json and leaderboard.csv go")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="entries trained at once (one core each)")
     p.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "none"], help="as for grade")
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="train the entries on the workers of a running Dask cluster (tcp://HOST:PORT), --jobs at "
+                        "once; the scoring stays here. See docs/grading.md")
     p.add_argument("--budget-tokens", type=int, default=challenge.BUDGET_TOKENS,
                    help=f"the training budget (default the challenge's, {challenge.BUDGET_TOKENS:,}); another "
                         f"budget is another challenge: the notebook's dry run uses the default")
@@ -429,7 +487,8 @@ def add_parser(commands):
 
 
 def main(args):
-    rows = leaderboard(args.paths, args.out, args.jobs, args.sandbox, args.budget_tokens, args.time_limit)
+    rows = leaderboard(args.paths, args.out, args.jobs, args.sandbox, args.budget_tokens, args.time_limit,
+                       cluster=args.cluster)
     scored = sum(r["status"] == "ok" for r in rows)
     print(f"{scored} of {len(rows)} entries scored; see {os.path.join(args.out, LEADERBOARD_CSV)}")
     if os.path.isfile(os.path.join(args.out, gradefolder.GRADES_JSON)):

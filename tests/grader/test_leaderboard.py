@@ -227,3 +227,24 @@ def test_a_grade_folder_shows_each_students_line_and_the_report_its_section(boar
     assert results["leaderboard"][0] == {"name": "private loss", "value": rows["tuned"]["private_loss"], "order": "asc"}
     assert results["output"].startswith("**Class challenge:** private validation loss")
     assert challenge_report.gradescope_leaderboard(rows["raises"]) is None
+
+
+@pytest.mark.slow
+def test_on_a_dask_cluster_the_same_entry_gets_the_same_score(board, tmp_path):
+    """--cluster: the worker holds the training text and the budget, the grader scores; the
+    baseline's loss is the one the local run gave, and the budget is still enforced there."""
+    from grader.cluster.local import LocalCluster
+
+    rows, _ = board
+    for student in ("baseline", "asks_for_more"):
+        notebook = copy.deepcopy(release_notebook(CHAPTER))
+        cell = next(c for c in notebook["cells"] if c.get("id") == "challenge-entry")
+        cell["source"] = SCORED.get(student) or REFUSED[student][0]
+        write_notebook(notebook, tmp_path / "class" / student / f"{CHAPTER}.ipynb")
+    with LocalCluster(workers=1) as cluster:
+        remote = {row["student"]: row for row in leaderboard.leaderboard(
+            [str(tmp_path / "class")], str(tmp_path / "out"), jobs=2, budget=BUDGET, time_limit=TIME_LIMIT,
+            say=lambda line: None, cluster=cluster.address)}
+    assert remote["baseline"]["private_loss"] == rows["baseline"]["private_loss"]
+    assert remote["baseline"]["tokens"] == BUDGET
+    assert remote["asks_for_more"]["status"] == "over_budget"

@@ -7,7 +7,8 @@ carries tensors says how many bytes of torch.save data follow it.
 
     grader -> runner   {"kind": "start", "reference": code, "entry": code, "forbidden": [path parts]}
     runner -> grader   {"kind": "entry", "entry": the challenge_entry dict}  or  {"kind": "raised", ...}
-    grader -> runner   {"kind": "go", "batches": N, "checkpoints": [batch numbers], "validation": bytes}
+    grader -> runner   {"kind": "go", "batches": N, "checkpoints": [batch numbers], "bytes": n} + the
+                       validation batch (the first training batch: no validation text reaches the entry)
                        or {"kind": "stop"}
     runner -> grader   {"kind": "batch", "index": i}   ...  grader: {"kind": "batch", "bytes": n} + data
                                                              or {"kind": "refused"} past the budget
