@@ -30,7 +30,7 @@ import statistics
 import urllib.parse
 
 from gptcourse.checking import findings
-from grader.outputs import challenge_report
+from grader.outputs import challenge_report, late
 from grader.grading import gradefolder
 from grader.grading.gradefolder import safe_name, write_atomically
 
@@ -447,9 +447,8 @@ def _late_section(records):
     """Under a late policy (grader/outputs/late.py): per chapter, how many submissions came late,
     after the last date, with an extension, with tokens, or at an unknown time; the points lost."""
     decisions = {}
-    for record in records:
-        if isinstance(record.get("late"), dict):
-            decisions.setdefault(record["chapter"], {})[record["submission"]] = record["late"]
+    for (submission, chapter), decision in late.chapter_decisions(records).items():
+        decisions.setdefault(chapter, {})[submission] = decision
     if not decisions:
         return ""
     rows = []

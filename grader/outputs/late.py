@@ -241,13 +241,6 @@ def chapter_decisions(records):
     return {(r["submission"], r["chapter"]): r["late"] for r in records if isinstance(r.get("late"), dict)}
 
 
-def tokens_left(setting, records):
-    """{submission: tokens not spent} under the applied policy (for the class report)."""
-    spent = {}
-    for (student, _), decision in chapter_decisions(records).items():
-        spent[student] = spent.get(student, 0) + decision.get("tokens", 0)
-    return {student: setting.policy.tokens - used for student, used in spent.items()}
-
 
 # ------------------------------------------------------------------------------------------
 # The command line's options (grade, and apply-policy: grader/outputs/apply_policy.py)

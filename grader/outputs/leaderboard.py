@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from gptcourse import challenge
-from gptcourse.checking.challenge_runner import HEADER, tensors_bytes
+from gptcourse.checking.challenge_runner import HEADER, framed, read_exactly, tensors_bytes
 from grader.grading import gradefolder, sandbox
 from grader.outputs import challenge_report
 from grader.grading.submissions import discover, graded_notebooks, readable
@@ -287,25 +287,22 @@ class _Pipe:
         stream = os.fdopen(os.dup(fd), "rb", buffering=0)
         try:
             while True:
-                size = HEADER.unpack(_read_exactly(stream, HEADER.size))[0]
+                size = HEADER.unpack(read_exactly(stream, HEADER.size))[0]
                 if size > 2**20:
                     raise ValueError("a control message over 1 MB")
-                message = json.loads(_read_exactly(stream, size))
+                message = json.loads(read_exactly(stream, size))
                 if not isinstance(message, dict):
                     raise ValueError("not a message")
                 length = message.get("bytes") or 0
                 if not isinstance(length, int) or not 0 <= length <= MAX_WEIGHTS_BYTES:
                     raise ValueError("a payload over the size of the largest model allowed")
-                self.messages.put((message, _read_exactly(stream, length) if length else b""))
+                self.messages.put((message, read_exactly(stream, length) if length else b""))
         except (EOFError, ValueError, OSError, struct.error):
             self.messages.put(({"kind": "closed"}, b""))
 
     def send(self, message, payload=b""):
-        if payload:
-            message = dict(message, bytes=len(payload))
-        data = json.dumps(message).encode()
         try:
-            _write_all(self._write, HEADER.pack(len(data)) + data + payload)
+            _write_all(self._write, framed(message, payload))
         except OSError:
             pass  # the runner is gone; the next read says so
 
@@ -314,17 +311,6 @@ class _Pipe:
             return self.messages.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             raise Refused("time_limit") from None
-
-
-def _read_exactly(stream, count):
-    chunks, left = [], count
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def _write_all(fd, data):
