@@ -42,7 +42,12 @@ class OwnerCheckedCollect(ExchangeCollect):
     def do_copy(self, src, dest):
         super().do_copy(src, dest)
         when = trusted_time(src, self._path_to_record_quietly(src))
-        with open(os.path.join(dest, "timestamp.txt"), "w", encoding="utf-8") as f:
+        # A new file in place of the copied one, never through a link, whatever the copy holds.
+        path = os.path.join(dest, "timestamp.txt")
+        if os.path.lexists(path):
+            os.unlink(path)
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
             f.write(f"{when:%Y-%m-%d %H:%M:%S.%f} UTC")
 
     def _path_to_record_quietly(self, path):
