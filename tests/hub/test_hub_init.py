@@ -171,6 +171,18 @@ def log_in(browser, url, name, password):
     return page
 
 
+def refused_login(page, name, password):
+    """The text of the login page the hub answers a refused login with. The click only starts
+    the page's loading, so the test waits for the new page to have loaded before it reads it
+    (reading at once once found an empty body)."""
+    page.fill("#username_input", name)
+    page.fill("#password_input", password)
+    with page.expect_navigation(wait_until="load", timeout=60_000):
+        page.click("#login_submit")
+    page.locator("#login_submit").wait_for(timeout=60_000)
+    return page.locator("body").inner_text()
+
+
 def frame_policy(page, url, name):
     """The Content-Security-Policy the user's server sends with its JupyterLab page."""
     return page.goto(f"{url}/user/{name}/lab").headers.get("content-security-policy", "")
@@ -219,14 +231,9 @@ def test_a_workshop_room(machine):
         with headless_chromium("the workshop hub's test (tests/hub/test_hub_init.py)") as browser:
             page = browser.new_context(ignore_https_errors=True).new_page()  # the certificate the test made
             page.goto(running.url + "/hub/login")
-            page.fill("#username_input", first)
-            page.fill("#password_input", "not the code")
-            page.click("#login_submit")
-            assert "Invalid username or password" in page.locator("body").inner_text()
-            page.fill("#username_input", host)  # the code is not the host's password
-            page.fill("#password_input", code)
-            page.click("#login_submit")
-            assert "Invalid username or password" in page.locator("body").inner_text()
+            assert "Invalid username or password" in refused_login(page, first, "not the code")
+            # The code is not the host's password.
+            assert "Invalid username or password" in refused_login(page, host, code)
             page.close()
             page = log_in(browser, running.url, first, code)
             first_context = page.context
