@@ -118,6 +118,14 @@ class ClusterPool:
                 self._check_new_workers()
                 self._wait_for_a_worker()
 
+    def checked_workers(self):
+        """The usable workers in the cluster now, after the preflight of any that joined since the
+        last look; waits for one as a run does (ClusterLost after WORKER_WAIT s without). For a
+        caller that submits to the workers itself (the class challenge's leaderboard)."""
+        self._check_new_workers()
+        self._wait_for_a_worker()
+        return sorted(self._alive_usable())
+
     def close(self):
         try:
             self.client.close(timeout=10)

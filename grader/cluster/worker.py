@@ -18,14 +18,16 @@ one job at a time (a lock makes sure of it), so more jobs at once need more work
 the workers where it finds nothing missing.
 """
 import hashlib
-import importlib
+import importlib.util
 import os
 import threading
 
 # What makes a job's result: the student package (probes, kinds, worker host, fixtures) and the
-# grader's modules that run jobs on a worker. A worker whose copy differs is not used.
+# grader's modules that run jobs on a worker (the leaderboard's train_on_worker among them). A
+# worker whose copy differs is not used.
 _FINGERPRINTED = ("gptcourse",)
-_WORKER_MODULES = ("grader.cluster.worker", "grader.grading.pool", "grader.grading.sandbox")
+_WORKER_MODULES = ("grader.cluster.worker", "grader.grading.pool", "grader.grading.sandbox",
+                   "grader.outputs.leaderboard")
 
 _LOCK = threading.Lock()
 _POOLS = {}  # sandbox option -> the WorkerPool of this worker process
@@ -41,7 +43,8 @@ def fingerprint():
     package = os.path.dirname(os.path.abspath(gptcourse.__file__))
     files = [os.path.join(folder, name) for folder, _, names in os.walk(package) for name in names
              if name.endswith((".py", ".json"))]
-    files += [os.path.abspath(importlib.import_module(name).__file__) for name in _WORKER_MODULES]
+    # Found, not imported: the leaderboard's module is read, never loaded, by a worker that grades.
+    files += [os.path.abspath(importlib.util.find_spec(name).origin) for name in _WORKER_MODULES]
     for path in sorted(files, key=lambda p: os.path.relpath(p, os.path.dirname(package))):
         digest.update(os.path.relpath(path, os.path.dirname(package)).encode())
         with open(path, "rb") as f:

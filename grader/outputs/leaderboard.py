@@ -138,7 +138,7 @@ def validated(entry):
 
 class Challenge:
     """What every entry of a run shares: the text's parts, the reference code, the limits, and
-    the Dask client when the entries train on a cluster's workers."""
+    the checked cluster (grader/cluster/pool.py's ClusterPool) when the entries train on its workers."""
 
     cluster = None
 
@@ -225,7 +225,10 @@ def _train_on_cluster(source, task):
     payload = {"source": source, "reference": task.reference, "forbidden": [challenge.DATA],
                "train": task.parts["train"], "budget": task.budget, "time_limit": task.time_limit,
                "sandbox": task.sandbox_option}
-    result = task.cluster.submit(train_on_worker, payload, pure=False).result()
+    workers = task.cluster.checked_workers()
+    future = task.cluster.client.submit(train_on_worker, payload, pure=False, workers=workers,
+                                        allow_other_workers=False)
+    result = future.result()
     if "worker_error" in result:  # the machine's problem, never the student's: the run stops
         raise SystemExit(f"error: a worker of the cluster cannot train entries: {result['worker_error']}")
     if "refused" in result:
@@ -415,9 +418,11 @@ def leaderboard(paths, out_dir, jobs=2, sandbox_option="auto", budget=challenge.
     task = Challenge(isolation, budget, time_limit)
     task.sandbox_option = sandbox_option
     if cluster is not None:
-        from grader.cluster.pool import _connect
+        # The workers are checked as for grade --cluster (the same course code and torch, bwrap
+        # when asked for); the entries train only on those that pass.
+        from grader.cluster.pool import ClusterPool
 
-        task.cluster = _connect(cluster)
+        task.cluster = ClusterPool(cluster, sandbox_option, chapters=[], device="cpu")
     os.makedirs(out_dir, exist_ok=True)
     entries = []
     for submission in discover(paths, os.path.join(out_dir, ".unpacked")):
@@ -473,8 +478,14 @@ def add_parser(commands):
 
 
 def main(args):
-    rows = leaderboard(args.paths, args.out, args.jobs, args.sandbox, args.budget_tokens, args.time_limit,
-                       cluster=args.cluster)
+    from grader.grading.preflight import PreflightError
+
+    try:
+        rows = leaderboard(args.paths, args.out, args.jobs, args.sandbox, args.budget_tokens, args.time_limit,
+                           cluster=args.cluster)
+    except PreflightError as exc:  # no worker of the cluster can train entries: nothing was run
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     scored = sum(r["status"] == "ok" for r in rows)
     print(f"{scored} of {len(rows)} entries scored; see {os.path.join(args.out, LEADERBOARD_CSV)}")
     if os.path.isfile(os.path.join(args.out, gradefolder.GRADES_JSON)):

@@ -9,12 +9,15 @@ import copy
 import functools
 import json
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
 
-from factory import release_notebook, write_notebook
-from gptcourse import challenge
+from factory import REPO, release_notebook, write_notebook
+from gptcourse import challenge, data
 from grader.outputs import leaderboard
 
 CHAPTER = "05_pretraining"
@@ -230,9 +233,53 @@ def test_a_grade_folder_shows_each_students_line_and_the_report_its_section(boar
 
 
 @pytest.mark.slow
-def test_on_a_dask_cluster_the_same_entry_gets_the_same_score(board, tmp_path):
+def test_the_gradescope_autograder_trains_the_submission_and_fills_its_leaderboard(board, tmp_path):
+    """The zip of `gradescope --challenge`, unpacked: its own grader, run from its source folder
+    on its bundled data (as run_autograder runs it, less the fresh environment that
+    tests/grader/test_gradescope.py builds), trains the one submission's entry and gives the
+    local leaderboard's score; the results carry it for Gradescope's leaderboard."""
+    import zipfile
+
+    from grader.__main__ import main
+    from grader.outputs import gradescope
+
+    rows, _ = board
+    assert main(["gradescope", "--out", str(tmp_path / "autograder.zip"), "--chapters", CHAPTER, "--challenge"]) == 0
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
+        bundle.extractall(tmp_path / "source")
+        settings = json.loads(bundle.read(gradescope.CONFIG))
+    assert settings["challenge"] == {"budget_tokens": challenge.BUDGET_TOKENS, "time_limit": challenge.TIME_LIMIT_S}
+    assert (tmp_path / "source" / "data" / data.DATASETS[challenge.DATA].filename).is_file()
+    notebook = copy.deepcopy(release_notebook(CHAPTER))
+    next(c for c in notebook["cells"] if c.get("id") == "challenge-entry")["source"] = SCORED["baseline"]
+    write_notebook(notebook, tmp_path / "submission" / f"{CHAPTER}.ipynb")
+    work = tmp_path / "work"
+    staged, _ = gradescope.stage_submission(str(tmp_path / "submission"), str(work / "staged"), [CHAPTER])
+    assert staged
+    small = dict(settings["challenge"], budget_tokens=BUDGET, time_limit=TIME_LIMIT)  # the test's budget
+    row = gradescope.challenge_row(str(work / "staged"), str(work / "challenge"), small, str(tmp_path / "source"),
+                                   str(work))
+    assert row["status"] == "ok" and row["private_loss"] == rows["baseline"]["private_loss"]
+    results = {"output": ""}
+    gradescope.add_challenge(results, row)
+    assert results["leaderboard"][0]["value"] == rows["baseline"]["private_loss"]
+
+
+def worker_with_other_code(tmp_path):
+    """A Dask worker's environment in which the course package is a copy whose challenge runner
+    fails at once: an entry trained there would come back "raised"."""
+    other = tmp_path / "other_course"
+    shutil.copytree(REPO / "course" / "gptcourse", other / "gptcourse")
+    with open(other / "gptcourse" / "checking" / "challenge_runner.py", "a") as f:
+        f.write("\nraise RuntimeError('a worker with other code trained this entry')\n")
+    return {"PYTHONPATH": os.pathsep.join([str(other), str(REPO)])}
+
+
+@pytest.mark.slow
+def test_on_a_dask_cluster_the_same_entry_gets_the_same_score(board, tmp_path, capsys):
     """--cluster: the worker holds the training text and the budget, the grader scores; the
-    baseline's loss is the one the local run gave, and the budget is still enforced there."""
+    baseline's loss is the one the local run gave, and the budget is still enforced there. A
+    second worker with other course code is named and never gets an entry."""
     from grader.cluster.local import LocalCluster
 
     rows, _ = board
@@ -241,10 +288,27 @@ def test_on_a_dask_cluster_the_same_entry_gets_the_same_score(board, tmp_path):
         cell = next(c for c in notebook["cells"] if c.get("id") == "challenge-entry")
         cell["source"] = SCORED.get(student) or REFUSED[student][0]
         write_notebook(notebook, tmp_path / "class" / student / f"{CHAPTER}.ipynb")
-    with LocalCluster(workers=1) as cluster:
+    with LocalCluster(workers=2, worker_env={"worker-2": worker_with_other_code(tmp_path)}) as cluster:
         remote = {row["student"]: row for row in leaderboard.leaderboard(
             [str(tmp_path / "class")], str(tmp_path / "out"), jobs=2, budget=BUDGET, time_limit=TIME_LIMIT,
             say=lambda line: None, cluster=cluster.address)}
     assert remote["baseline"]["private_loss"] == rows["baseline"]["private_loss"]
     assert remote["baseline"]["tokens"] == BUDGET
     assert remote["asks_for_more"]["status"] == "over_budget"
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "is not used" in line]
+    assert len(warnings) == 1 and "course package (gptcourse) or grader differs" in warnings[0], warnings
+
+
+@pytest.mark.slow
+def test_a_cluster_without_a_usable_worker_trains_nothing_and_exits_2(tmp_path):
+    notebook = release_notebook(CHAPTER)
+    write_notebook(notebook, tmp_path / "class" / "baseline" / f"{CHAPTER}.ipynb")
+    from grader.cluster.local import LocalCluster
+
+    with LocalCluster(workers=1, worker_env={"worker-1": worker_with_other_code(tmp_path)}) as cluster:
+        result = subprocess.run([sys.executable, "-m", "grader", "leaderboard", str(tmp_path / "class"), "--out",
+                                 str(tmp_path / "out"), "--cluster", cluster.address], cwd=REPO,
+                                capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr
+    assert "no worker of the Dask cluster at" in result.stderr and "course package (gptcourse)" in result.stderr
+    assert not (tmp_path / "out" / leaderboard.LEADERBOARD_JSON).exists()
