@@ -181,3 +181,31 @@ def line_breaks(output):
     the words the page broke across two lines, how many lines it shows, and how many characters
     of its monospace font fit on one line."""
     return output.locator("pre").evaluate(MEASURE_LINE_BREAKS)
+
+
+def chat_answer(page):
+    """The answer box of the chat panel (gptcourse.chat) in the page: its text now."""
+    return page.locator(".widget-textarea textarea").first.input_value()
+
+
+def watch_a_chat_answer_grow(page, prompt, longer=3, timeout=60):
+    """Type `prompt` into the chat panel and press Enter; returns the distinct answers seen as
+    the page showed them, from the prompt alone until `longer` longer ones (or the timeout)."""
+    box = page.locator(".widget-text input").first
+    box.fill(prompt)
+    box.press("Enter")
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline and len(seen) <= longer:
+        value = chat_answer(page)
+        if value.startswith(prompt) and value not in seen:
+            seen.append(value)
+        time.sleep(0.05)
+    return seen
+
+
+def stop_the_chat_answer(page):
+    """Press the chat panel's Stop; the line it then writes under the answer (settings, speed)."""
+    page.get_by_role("button", name="Stop").click()
+    used = page.locator(".widget-label").filter(has_text="stopped")
+    used.wait_for(timeout=30_000)
+    return used.inner_text()

@@ -569,6 +569,28 @@ RESTARTS = 5
 RESTART_WINDOW = 600
 
 
+class RestartBudget:
+    """At most `most` restarts in any `window` seconds: a restart is allowed (and counted) while
+    fewer than `most` happened in the last `window` seconds; older ones are forgotten."""
+
+    def __init__(self, most=RESTARTS, window=RESTART_WINDOW, clock=time.monotonic):
+        self.most, self.window, self.clock = most, window, clock
+        self.times = []
+
+    def spend(self):
+        """Whether one more restart is allowed now; when it is, it is counted."""
+        now = self.clock()
+        self.times = [t for t in self.times if now - t < self.window]
+        if len(self.times) >= self.most:
+            return False
+        self.times.append(now)
+        return True
+
+    def used(self):
+        """Restarts counted in the window, the one just spent included."""
+        return len(self.times)
+
+
 def start(hub_dir, ready=None):
     """Run the hub in `hub_dir` until Ctrl-C, SIGTERM or SIGHUP (a closed terminal); then stop it,
     its proxy and every server and kernel it started. A jupyterhub that dies meanwhile is started
@@ -597,7 +619,7 @@ def start(hub_dir, ready=None):
     stop_requested = []
     previous = {sig: signal.signal(sig, lambda *_: stop_requested.append(True))
                 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    process, restarts = None, []
+    process, restarts = None, RestartBudget()
     try:
         # In state/: whatever jupyterhub writes beside its database stays root's alone.
         process = subprocess.Popen(command, cwd=state, start_new_session=True)
@@ -610,15 +632,13 @@ def start(hub_dir, ready=None):
             _collect_zombies(keep=process.pid)
             if process.poll() is None:
                 continue
-            restarts = [t for t in restarts if time.monotonic() - t < RESTART_WINDOW]
-            if len(restarts) >= RESTARTS:
+            if not restarts.spend():
                 print(f"hub start: jupyterhub stopped again ({_how_it_ended(process.returncode)}), the "
                       f"{RESTARTS + 1}th time in {RESTART_WINDOW // 60} minutes: stopping everything. Its "
                       f"messages above say why", file=sys.stderr, flush=True)
                 break
-            restarts.append(time.monotonic())
             print(f"hub start: jupyterhub stopped ({_how_it_ended(process.returncode)}): starting it again "
-                  f"({len(restarts)} of at most {RESTARTS} restarts in {RESTART_WINDOW // 60} minutes); the "
+                  f"({restarts.used()} of at most {RESTARTS} restarts in {RESTART_WINDOW // 60} minutes); the "
                   f"users' servers and kernels keep running", file=sys.stderr, flush=True)
             _end_hub_processes()
             started = time.monotonic()

@@ -98,6 +98,24 @@ def test_a_private_key_others_can_read_is_refused(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow  # unix accounts, a course directory for every chapter
+def test_hub_start_restarts_jupyterhub_at_most_five_times_in_ten_minutes():
+    """The supervisor's bound (RestartBudget, on a clock the test moves): five restarts within
+    the window, the sixth refused (hub start then stops everything); restarts older than ten
+    minutes no longer count."""
+    now = [0.0]
+    budget = course_hub.RestartBudget(clock=lambda: now[0])
+    for minute in range(course_hub.RESTARTS):
+        now[0] = minute * 60.0
+        assert budget.spend() and budget.used() == minute + 1
+    now[0] = 599.0  # still within ten minutes of the first
+    assert not budget.spend() and budget.used() == course_hub.RESTARTS
+    now[0] = 600.0  # the first restart has left the window: one more is allowed
+    assert budget.spend() and budget.used() == course_hub.RESTARTS
+    assert not budget.spend()
+    now[0] = 600.0 + course_hub.RESTART_WINDOW  # all of them old: a fresh budget
+    assert budget.spend() and budget.used() == 1
+
+
 def test_a_term_hub(machine):
     folder = machine.folder()
     (folder / "roster.csv").write_text("username,email\n" + "".join(f"{s},{s}@example.org\n" for s in machine.students))

@@ -13,7 +13,9 @@ each user's JupyterLab as that user. Then, through headless Chromium where a per
    only), generates and releases feedback: nbgrader's commands, run as the instructor's account
    with their server's environment, as in a terminal of their JupyterLab;
 4. each student fetches the feedback in the page and reads their points and the messages;
-5. the course grader, given the collected submissions, gives the same points;
+5. the course grader, given the collected submissions, gives the same points; meanwhile a student
+   talks to a model of their own in the chat panel (gptcourse.chat), whose widgets travel over
+   the kernel's connection through the hub's proxy: the answer grows token by token, Stop ends it;
 6. Ctrl-C on `hub start` stops the hub, its proxy, the servers and their kernels: nothing of the
    users is left running, and the port is free again.
 
@@ -23,6 +25,7 @@ import re
 import socket
 import time
 
+import nbformat
 import psutil
 import pytest
 
@@ -32,8 +35,8 @@ from gptcourse import SelfCheckFailed, check
 from gptcourse.checking.tasks import task_of_cell, tasks_of
 from grader.hub import commands as course_hub
 from grader.nbgrading import course as nbgrader_course
-from hub_machine import RunningHub, nbgrader_as, passwords
-from lab_in_browser import NotebookPage, free_port
+from hub_machine import RunningHub, nbgrader_as, passwords, python_as
+from lab_in_browser import NotebookPage, free_port, stop_the_chat_answer, watch_a_chat_answer_grow
 
 pytestmark = pytest.mark.slow
 
@@ -42,6 +45,18 @@ TASK_TIMEOUT = 10  # seconds a task may run, in Validate and in autograde: the l
 SEED = 4242  # the hidden tests' cases, the same for nbgrader and the course grader
 WINDOW = {"width": 1300, "height": 900}
 MISTAKE = CORPUS / "2.1" / "wrong_softmax_dim0.py"  # a known mistake, named in the check's message
+CHAT_NOTEBOOK = "chat.ipynb"
+# What a student's chat cell holds once chapters 03, 04 and 06 are done: their model and their generate.
+CHAT_TASKS = ("3.2", "4.1", "4.2", "4.3", "4.4", "4.5", "4.6", "6.1", "6.2", "6.3", "6.4")
+CHAT_PANEL = '''
+from gptcourse import get_encoding
+from gptcourse.chat import Settings, chat_panel
+
+torch.manual_seed(0)
+cfg = {"vocab_size": 50257, "context_length": 256, "emb_dim": 64, "n_heads": 4, "n_layers": 2, "drop_rate": 0.0,
+       "qkv_bias": False}
+panel = chat_panel({"my model": GPTModel(cfg).eval()}, get_encoding(), settings=Settings(max_new_tokens=200))
+'''
 
 
 def solutions():
@@ -56,6 +71,17 @@ def with_endless_loop(source):
     looped = source.replace(marker, marker + "        while True: attn_scores = queries @ keys.transpose(-2, -1)\n")
     line = looped.splitlines().index("        while True: attn_scores = queries @ keys.transpose(-2, -1)") + 1
     return looped, line
+
+
+def write_chat_notebook(hub_dir, name):
+    """~name/chat.ipynb, written by the account itself (never by root in a user's folder): one
+    cell with the solutions the panel needs (a small model with random weights) and the panel."""
+    code = "import math\nimport torch\nimport torch.nn as nn\n\n" + "\n\n".join(solutions()[t] for t in CHAT_TASKS)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code + "\n" + CHAT_PANEL)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    written = python_as(hub_dir, name, f"import os\nwith open(os.path.expanduser('~/{CHAT_NOTEBOOK}'), 'x') as f:\n"
+                                       f"    f.write({nbformat.writes(notebook)!r})")
+    assert written.returncode == 0, written.stderr
 
 
 def alive(process):
@@ -169,6 +195,16 @@ class Student(User):
         panel.locator("#fetched_assignments_list").get_by_role("button", name="Submit").click()
         panel.locator("#submitted_assignments_list").get_by_text(CHAPTER).first.wait_for()
 
+    def chat(self, prompt):
+        """Open the chat notebook (in a workspace of its own: only it is open), run its cell, ask
+        the panel; (the answers seen as it grew, the line Stop left under it)."""
+        self.page.goto(f"{self.hub.url}/user/{self.name}/lab/workspaces/chat/tree/{CHAT_NOTEBOOK}")
+        notebook = OpenedNotebook(self.page)
+        notebook.run(0)
+        self.page.wait_for_selector(".widget-text input", timeout=60_000)
+        seen = watch_a_chat_answer_grow(self.page, prompt)
+        return seen, stop_the_chat_answer(self.page)
+
     def feedback(self):
         """Fetch Feedback, then "view feedback" (the file browser goes to the feedback's folder),
         then open the feedback page there: the text JupyterLab's HTML viewer shows."""
@@ -274,6 +310,13 @@ def test_a_class_round_trip_in_the_hub(machine, hub_dir, browser, tmp_path):
         feedback_of_bad = shown[bad]["student"].feedback().replace("\n", " ")
         assert "did not finish within" in feedback_of_bad and f"line {loop_line}" in feedback_of_bad
         lap("feedback read in the page")
+
+        # The chat panel, for a student, through the hub (while the course grader works).
+        write_chat_notebook(hub_dir, good)
+        seen, stopped = shown[good]["student"].chat("Every effort moves you")
+        assert len(seen) >= 4 and all(len(a) < len(b) for a, b in zip(seen, seen[1:])), seen
+        assert "stopped" in stopped and "tokens/s" in stopped, stopped
+        lap("a student's chat panel answered token by token and stopped")
 
         # 5. The course grader's points (started after collect): the same.
         graded = records_by_submission(course_grader.records())

@@ -3,14 +3,13 @@ answer grow, stop a long one, and read "why this token" (gptcourse.chat; the wid
 the kernel's own connection). The model is a small GPT with random weights, with the course's
 reference generate: what is tested is the panel, not a model."""
 import os
-import time
 
 import nbformat
 import pytest
 
 from browsers import headless_chromium
 from factory import REPO
-from lab_in_browser import LabServer, NotebookPage
+from lab_in_browser import LabServer, NotebookPage, stop_the_chat_answer, watch_a_chat_answer_grow
 
 pytestmark = pytest.mark.slow  # JupyterLab, a browser and a kernel (about 40 s)
 
@@ -50,28 +49,13 @@ def page(tmp_path_factory, mirror_dir):
         server.stop()
 
 
-def answer_text(page):
-    return page.locator(".widget-textarea textarea").first.input_value()
-
-
 def test_an_answer_grows_token_by_token_and_stop_ends_it(page):
     prompt = "Every effort moves you"
-    page.locator(".widget-text input").first.fill(prompt)
-    page.locator(".widget-text input").first.press("Enter")
-    seen, deadline = [], time.monotonic() + 60
-    while time.monotonic() < deadline:
-        value = answer_text(page)
-        if value.startswith(prompt) and value not in seen:
-            seen.append(value)
-        if len(seen) >= 4:
-            break
-        time.sleep(0.05)
+    seen = watch_a_chat_answer_grow(page, prompt)
     assert len(seen) >= 4, seen  # the prompt, then at least three longer answers
     assert all(len(a) < len(b) for a, b in zip(seen, seen[1:]))
-    page.get_by_role("button", name="Stop").click()
-    used = page.locator(".widget-label").filter(has_text="stopped")
-    used.wait_for(timeout=30_000)
-    assert "seed 123" in used.inner_text() and "tokens/s" in used.inner_text()
+    used = stop_the_chat_answer(page)
+    assert "seed 123" in used and "tokens/s" in used
 
 
 def test_why_this_token_shows_probabilities_that_add_up(page):
