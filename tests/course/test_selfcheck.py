@@ -119,6 +119,41 @@ def test_the_neighbours_cover_each_misleading_kind_seen():
         assert cell in covered, cell
 
 
+def test_an_argmax_across_rows_is_said_in_every_task_where_it_happens():
+    """One diagnosis for one kind of mistake, whatever the task (generation, accuracy,
+    classification): what the code was seen doing, with its line."""
+    for name in ("4.6__wrong_argmax_dim0", "6.4__wrong_greedy_argmax_dim0", "7.4__wrong_acc_argmax_dim0"):
+        item = next(i for i in WRONG if i.id == name)
+        assert "takes the argmax over dim 0 of a" in message_of(item), message_of(item)
+    for name in ("4.6__wrong_argmax_no_dim", "7.5__wrong_argmax_every_position"):
+        item = next(i for i in WRONG if i.id == name)
+        assert "takes the argmax of a whole" in message_of(item), message_of(item)
+
+
+def test_the_argmax_watch_notes_only_the_students_calls_across_rows_and_leaves_torch_as_it_was():
+    import os
+
+    import torch
+
+    from gptcourse.checking.probes import _ArgmaxAcrossRows
+
+    function, method = torch.argmax, torch.Tensor.argmax
+    rows = torch.tensor([[0.0, 2.0, 1.0], [3.0, 0.0, 1.0]])
+    with _ArgmaxAcrossRows() as watch:
+        assert rows.argmax(dim=-1).tolist() == [1, 0] and torch.argmax(rows[0]).item() == 1
+        assert torch.argmax(rows[:1]).item() == 1  # one row: the flat index is that row's own
+        # A library's own call across rows (here: code compiled as if in torch's folder) is not the student's.
+        exec(compile("torch.argmax(rows, dim=0)", os.path.join(os.path.dirname(torch.__file__), "_x.py"), "exec"))
+        assert watch.noticed == ""
+        assert torch.argmax(rows, axis=0).tolist() == [1, 0, 0]  # still the right answer
+    assert watch.noticed.startswith("your code takes the argmax over dim 0 of a (2, 3) tensor at line ")
+    with pytest.raises(ValueError), _ArgmaxAcrossRows() as watch:
+        rows.argmax()
+        raise ValueError("the student's code raised")
+    assert "takes the argmax of a whole (2, 3) tensor at once" in watch.noticed
+    assert torch.argmax is function and torch.Tensor.argmax is method and "argmax" not in vars(torch.Tensor)
+
+
 def test_a_generate_that_samples_instead_of_argmax_fails_whatever_the_random_state():
     # The self-check runs on the student's random generator. With sharply peaked toy logits a
     # sampling generate_text_simple drew the greedy tokens by luck in 22 of 300 seeds and

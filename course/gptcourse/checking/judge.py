@@ -19,7 +19,7 @@ import numpy as np
 
 from .findings import Finding
 from .chapters import task_spec
-from .probes import kind_of
+from .probes import NOTICED, kind_of
 from .tasks import chapter_module, get_task, tasks_before
 
 # What the generic observations mean, for messages; chapter modules add their own.
@@ -224,12 +224,14 @@ def plain_error_text(text):
     return text
 
 
-def error_finding(error, task_id=None):
-    message, finding = _error_finding(error, task_id)
+def error_finding(error, task_id=None, noticed=""):
+    """(message, Finding) for an exception; `noticed`, what the probe saw the code do (an argmax
+    across rows, say), is the hint when there is one: a fact of this run, before any guess."""
+    message, finding = _error_finding(error, task_id, noticed)
     return plain_error_text(message), finding
 
 
-def _error_finding(error, task_id=None):
+def _error_finding(error, task_id=None, noticed=""):
     """(message, Finding) for an exception raised while a case ran (or a probe's own check on
     what the code did, error["ours"]: then there is no exception type, and its message says what)."""
     finding = Finding("error", error_type="" if error.get("ours") else error["type"], step=error["step"])
@@ -244,7 +246,7 @@ def _error_finding(error, task_id=None):
     if error.get("ours"):
         message = f"while {error['step']}{where}: {error['message']}"
         finding = replace(finding, detail=error["message"])
-    hint = error_hint(error, task_id)
+    hint = noticed or error_hint(error, task_id)
     if not error.get("ours"):
         said = str(error["message"] or "")
         if hint and "\n" in said.strip():
@@ -499,7 +501,7 @@ def _judge_against(task_id, case, got, expected, mistakes):
         if key.startswith("internals/"):
             continue
         if key not in got and "error" in got:
-            return error_finding(got["error"], task.id)
+            return error_finding(got["error"], task.id, noticed=_noticed(got))
         if kind.owns(key):
             problem = kind.judge_key(key, got, expected, case)
             if problem:
@@ -513,8 +515,14 @@ def _judge_against(task_id, case, got, expected, mistakes):
         if not _close(have, want, case.device):
             return _explain(task.id, kind, key, have, want, got, expected, case, mistakes)
     if "error" in got and "error" not in expected:
-        return error_finding(got["error"], task.id)
+        return error_finding(got["error"], task.id, noticed=_noticed(got))
     return None, None
+
+
+def _noticed(got):
+    """What the probe saw the code do that explains a failure (probes.NOTICED), or ""."""
+    noticed = got.get(NOTICED)
+    return noticed[:400] if isinstance(noticed, str) else ""
 
 
 def _owned_finding(task_id, key, problem):
@@ -575,6 +583,10 @@ def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
         return kind.messages[key], replace(wrong, difference=kind.messages[key])
     # A gradient that never arrived says more than any known mistake that also lacks one.
     cut_graph = have is None and isinstance(want, np.ndarray)
+    noticed = _noticed(got)
+    if noticed and not cut_graph:  # what the code was seen doing comes before any pattern's guess
+        difference, sort = _difference(name, have, want)
+        return f"{difference} — {noticed}", replace(wrong, difference=sort, hint=noticed)
     for message, mistake_obs in ([] if cut_graph else mistakes() if callable(mistakes) else mistakes):
         if key in mistake_obs and _same_as_mistake(got, expected, mistake_obs, case.device):
             return f"{name}: wrong — it looks like {message}", Finding("known mistake", observed=name, mistake=message)

@@ -37,6 +37,14 @@ meta the copy itself fails and would hide that.
 Any other error on meta (`.item()`, data-dependent code) says nothing about devices and is
 ignored: the CPU run judges that code.
 
+What the code did, noticed on the way
+-------------------------------------
+Some mistakes look alike in every task where they can happen, and the outputs alone do not say
+which one was made. While a probe runs on the CPU, `_ArgmaxAcrossRows` watches the student's
+calls of torch.argmax: the first one taken across the rows of a batch (over dim 0, or over a
+whole tensor of several rows at once) is noted under NOTICED, with its line. The judge says it
+only when the task fails, as what the code did (a fact about this run), whatever the task.
+
 Several meta kernels are written in Python (torch._refs) and import torch._dynamo on first
 use, about a second. `load_meta_kernels()` imports it before the first meta run (never inside
 the guard); a grading worker host calls it once before it forks, so the processes it forks
@@ -68,6 +76,7 @@ _LIBRARY_DIRS = tuple(
 ) + (_GPTCOURSE_DIR,)
 
 META = "meta"
+NOTICED = "internals/noticed"  # what the code did that explains a failure, in words (judge.py says it)
 
 
 class ProbeFailure(Exception):
@@ -527,6 +536,7 @@ def run_probe(obj_or_names, case: Case, ctx=None):
     ctx = (ctx or ProbeContext()).for_case(case, names)
     kind = kind_of(case)
     probe = Probe(case, ctx)
+    watch = _ArgmaxAcrossRows()
     try:
         refuse_empty_bodies(names)
         if probe.meta:
@@ -536,7 +546,8 @@ def run_probe(obj_or_names, case: Case, ctx=None):
                 with _DeviceMixGuard(probe.cpu_inputs, module=in_module):
                     kind.probe(probe)
         else:
-            kind.probe(probe)
+            with watch:
+                kind.probe(probe)
     except DeviceMixError as exc:
         probe.obs = {"error": describe_exception(exc, probe.step)}
     except (Exception, SystemExit) as exc:  # student code may raise anything, even SystemExit
@@ -547,7 +558,65 @@ def run_probe(obj_or_names, case: Case, ctx=None):
             probe.obs["error"] = describe_exception(exc, probe.step)
     finally:
         ctx.cleanup()
+    if watch.noticed:
+        probe.obs[NOTICED] = watch.noticed
     return probe.obs
+
+
+class _ArgmaxAcrossRows:
+    """While it is entered, torch.argmax and Tensor.argmax note (in `noticed`) the first call
+    from the student's code that runs across the rows of a tensor of two or more dimensions:
+    over dim 0, whose entries are the batch's rows in every task of the course, or with no dim
+    over several rows at once (one index into them all, flattened). Nothing else changes."""
+
+    def __init__(self):
+        self.noticed = ""
+
+    def __enter__(self):
+        self._function, self._method = torch.argmax, torch.Tensor.__dict__.get("argmax")
+        original = torch.argmax
+        watch = self
+
+        def argmax(input, dim=None, keepdim=False, **kwargs):
+            dim = kwargs.pop("axis", dim)  # NumPy's name, which torch accepts too
+            watch._look(input, dim)
+            return original(input, dim=dim, keepdim=keepdim, **kwargs)
+
+        def argmax_method(self, dim=None, keepdim=False, **kwargs):
+            return argmax(self, dim, keepdim, **kwargs)
+
+        torch.argmax, torch.Tensor.argmax = argmax, argmax_method
+        return self
+
+    def __exit__(self, *exc):
+        torch.argmax = self._function
+        if self._method is None:
+            del torch.Tensor.argmax  # back to the method Tensor inherits from torch._C
+        else:
+            torch.Tensor.argmax = self._method
+        return False
+
+    def _look(self, tensor, dim):
+        if self.noticed or not isinstance(tensor, torch.Tensor) or tensor.dim() < 2:
+            return
+        across_rows = dim is not None and dim in (0, -tensor.dim())
+        all_at_once = dim is None and tensor.numel() > tensor.shape[-1]  # more than one row
+        if not (across_rows or all_at_once):
+            return
+        here = os.path.abspath(__file__)
+        # The frame that called argmax: the first one outside this watch (at most three deep here).
+        caller = next(f for f in reversed(traceback.extract_stack(limit=4)) if os.path.abspath(f.filename) != here)
+        if is_library_path(caller.filename):
+            return  # the course's or a library's own call, not the student's
+        shape = "(" + ", ".join(str(size) for size in tensor.shape) + ")"
+        line = f" at line {caller.lineno}" + (f", {caller.line.strip()[:120]}" if caller.line else "")
+        if across_rows:
+            self.noticed = (f"your code takes the argmax over dim 0 of a {shape} tensor{line}, which picks a row "
+                            f"per column: a row's own choice is argmax(..., dim=-1) (keepdim=True keeps a column)")
+        else:
+            self.noticed = (f"your code takes the argmax of a whole {shape} tensor at once (no dim){line}: one index "
+                            f"into all its rows flattened; a row's own choice is argmax(..., dim=-1) (keepdim=True "
+                            f"keeps a column)")
 
 
 # The methods a graded class needs (by the contract's signatures) that must do something: one whose
