@@ -1,26 +1,29 @@
-"""Chapter 06 after a wrong Task 6.1, cell by cell, as a student goes on after a failed check.
+"""Chapter 06 after a wrong Task 6.1, cell by cell, as a student goes on after a failed check,
+in JupyterLab in headless Chromium: what the page shows.
 
 The wrong 6.1 returns the scaled logits without the softmax. What a student saw before: the
 temperature demo printed the one-line note and then a traceback from inside the course's plot
 helper ("probs must be probabilities ... apply softmax first"); the note came back on cells that
 never call 6.1 (top-k, top-p, the cache's memory arithmetic: they reuse a loop variable's name,
 `p`, that the temperature demo had made); and Task 6.4's check failed on a correct `generate`
-without saying that it calls the wrong 6.1. The release's own cells run here in a kernel (the
-outputs are what the page shows: tests/notebooks/test_jupyterlab.py looks at the page itself for
-chapter 02).
+without saying that it calls the wrong 6.1. The release's own cells are typed into a notebook
+of their own and run one by one with Shift+Enter (a Run All would stop at the failed check).
 """
 import os
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
-from factory import CORPUS, REPO, release_notebook
+from browsers import headless_chromium
+from factory import CORPUS, release_notebook
+from lab_in_browser import LabServer, NotebookPage
 
-pytestmark = pytest.mark.slow  # a kernel (about 15 s)
+pytestmark = pytest.mark.slow  # JupyterLab, a browser and a kernel (about 40 s)
 
 CHAPTER = "06_sampling"
 SAID = "Task 6.1's check failed above: this runs your code as it is."
+ERROR = "application/vnd.jupyter.stderr"  # JupyterLab shows an error's traceback as this
+PRINTED = "application/vnd.jupyter.stdout"
 
 
 def release_cell(cell_id):
@@ -56,29 +59,38 @@ def _first_correct(task):
 
 @pytest.fixture(scope="module")
 def outputs(mirror_dir, tmp_path_factory):
+    """{cell name: [(data-mime-type, text)]}: what the page shows under each cell once run."""
     cells = dict(CELLS)
     cells["6.2"] = cells["6.2"] or _first_correct("6.2")
     cells["6.3"] = _first_correct("6.3")
+    root = tmp_path_factory.mktemp("lab_root")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source, metadata={"name": name}) for name, source in cells.items()]
-    monkeypatch = pytest.MonkeyPatch()  # the kernel inherits this environment
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells.values()]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, root / "sampling.ipynb")
+    env = dict(os.environ, GPTCOURSE_DATA_MIRROR=str(mirror_dir))
+    env.pop("MPLBACKEND", None)  # the plots go into the page, as a student's do
+    server = LabServer(root, tmp_path_factory.mktemp("lab_home"), env).start()
     try:
-        monkeypatch.setenv("GPTCOURSE_DATA_MIRROR", str(mirror_dir))
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "course"), str(REPO)]))
-        monkeypatch.setenv("MPLBACKEND", "Agg")
-        NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
-                       resources={"metadata": {"path": str(tmp_path_factory.mktemp("kernel"))}}).execute()
+        with headless_chromium("the chapter 06 wrong-task test (tests/notebooks/test_failed_checks_sampling.py)") \
+                as browser:
+            notebook = NotebookPage(browser.new_page(viewport={"width": 1300, "height": 900}), server,
+                                    "sampling.ipynb")
+            shown = {}
+            for index, name in enumerate(cells):
+                notebook.run(index, timeout=180)
+                shown[name] = notebook.outputs(index)
+            return shown
     finally:
-        monkeypatch.undo()
-    return {cell.metadata["name"]: cell.outputs for cell in nb.cells}
+        server.stop()
 
 
 def printed(outputs):
-    return "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    return "".join(text for kind, text in outputs if kind == PRINTED)
 
 
 def errors(outputs):
-    return ["\n".join(o.get("traceback", [])) for o in outputs if o.output_type == "error"]
+    return [text for kind, text in outputs if kind == ERROR]
 
 
 def test_the_wrong_task_fails_its_check(outputs):
