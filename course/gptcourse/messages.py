@@ -15,18 +15,19 @@ import textwrap
 SHOWN_WIDTH = 72
 
 
-def wrap_at_words(text, width=SHOWN_WIDTH):
+def wrap_at_words(text, width=SHOWN_WIDTH, break_long_words=False):
     """`text` with each line longer than `width` broken at spaces into lines of at most `width`.
 
     A word longer than `width` (a long expression, a path) stays whole on a line of its own, and
-    a hyphenated word stays whole too: only the spaces between words become line breaks.
+    a hyphenated word stays whole too: only the spaces between words become line breaks. With
+    break_long_words, a word longer than a line is cut into pieces of `width` instead.
     """
     lines = []
     for line in text.split("\n"):
         if len(line) <= width:
             lines.append(line)  # short lines keep their spacing as it is
         else:
-            lines += textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)
+            lines += textwrap.wrap(line, width, break_long_words=break_long_words, break_on_hyphens=False)
     return "\n".join(lines)
 
 
@@ -37,7 +38,9 @@ def say(text):
 
 def show_text(text, indent="    "):
     """Print a text as it reads, indented: its own line breaks kept (an empty line stays
-    empty), each line broken between words to fit beside the indent."""
+    empty), each line broken between words to fit beside the indent. A model can write a
+    "word" longer than a line (a run of commas, say): that one is cut at the line's end, where
+    the page would otherwise cut it wherever its box ends."""
     for line in text.split("\n"):
-        wrapped = wrap_at_words(line, SHOWN_WIDTH - len(indent)) if line.strip() else ""
+        wrapped = wrap_at_words(line, SHOWN_WIDTH - len(indent), break_long_words=True) if line.strip() else ""
         print(textwrap.indent(wrapped, indent))

@@ -8,7 +8,7 @@ import math
 import torch
 import torch.nn as nn
 
-from gptcourse import check, get_device
+from gptcourse import check, get_device, show_text  # show_text: a long text broken between words
 from gptcourse.notebook import explain_unfinished_tasks
 
 # From here on, a cell that needs a task you have not finished says which, in one line.

@@ -66,3 +66,13 @@ def test_a_generated_text_is_shown_as_it_reads(capsys):
     assert len(lines) > 4  # the long line, broken
     assert all(line.startswith("    ") for line in lines if line) and fits("\n".join(lines))
     assert " ".join(lines).split() == text.split() and "\\n" not in "".join(lines)
+
+
+def test_a_generated_word_longer_than_a_line_is_cut_at_the_lines_end(capsys):
+    """A small model's run of commas has no space to break at: the page would cut it wherever
+    its box ends; show_text cuts it at the line's end, and nothing of it is lost."""
+    text = "It was" + "," * 150 + " and so"
+    show_text(text)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) >= 3 and fits("\n".join(lines)), lines
+    assert "".join(line.strip() for line in lines).replace(" ", "") == text.replace(" ", "")

@@ -105,6 +105,26 @@ BUDGET_SECONDS = {chapter.name: chapter.budget_seconds for chapter in chapters()
 HANG_SECONDS = 1200  # per cell: four times the largest budget
 
 
+# JupyterLab's output boxes break a line too long for them anywhere, inside a word too (CSS
+# word-break: break-all). In a window 1280 pixels wide with the file browser open, a box holds
+# 107 characters (measured in headless Chromium with this JupyterLab; 84 at 1100 pixels): no
+# printed line may be wider than PAGE_WIDTH, a little less.
+PAGE_WIDTH = 100
+
+
+def lines_too_wide(nb):
+    """(cell id, length, line) of every printed line wider than PAGE_WIDTH; a line rewritten
+    with carriage returns (a progress bar) counts as its last state."""
+    wide = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            for line in output.get("text", "").split("\n") if output.get("output_type") == "stream" else []:
+                shown = line.split("\r")[-1]
+                if len(shown) > PAGE_WIDTH:
+                    wide.append((cell.get("id"), len(shown), shown[:120]))
+    return wide
+
+
 def check_run(nb, chapter, device_type, quick=False):
     """Assert what an executed master must show: every check cell's hidden tests passed (and its
     self-check deferred to them), every carry-over cell's self-check passed, and what
@@ -125,6 +145,8 @@ def check_run(nb, chapter, device_type, quick=False):
         assert "\\n" not in outputs, outputs[outputs.index("\\n") - 300:][:600]
     if chapter == "08_lora" and not quick:
         check_lora_against_chapter_07(outputs)
+    # Broken by the page inside its words otherwise: show_text (gptcourse.messages) or a narrower layout.
+    assert not lines_too_wide(nb), lines_too_wide(nb)
 
 
 @pytest.mark.slow
@@ -182,3 +204,11 @@ def test_the_lora_comparison_passes_lora_as_accurate_with_fewer_parameters_and_n
                           (19, (0.7, -4.7, -0.6)), (60, (0.7, -2.1, -0.6))):
         with pytest.raises(AssertionError):
             check_lora_against_chapter_07(said.format(*points, share=share))
+
+
+def test_a_printed_line_wider_than_the_page_is_found():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("", id="wide", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="short\n" + "x" * (PAGE_WIDTH + 1) + "\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="bar " + "#" * 200 + "\rbar done\n")])]
+    assert lines_too_wide(nb) == [("wide", PAGE_WIDTH + 1, "x" * (PAGE_WIDTH + 1))]
