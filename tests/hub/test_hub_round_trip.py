@@ -198,10 +198,15 @@ class Student(User):
     def chat(self, prompt):
         """Open the chat notebook (in a workspace of its own: only it is open), run its cell, ask
         the panel; (the answers seen as it grew, the line Stop left under it)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # browsers.py says when it is missing
+
         self.page.goto(f"{self.hub.url}/user/{self.name}/lab/workspaces/chat/tree/{CHAT_NOTEBOOK}")
         notebook = OpenedNotebook(self.page)
-        notebook.run(0)
-        self.page.wait_for_selector(".widget-text input", timeout=60_000)
+        notebook.run(0, timeout=180)
+        try:
+            self.page.wait_for_selector(".widget-text input", timeout=120_000)
+        except PlaywrightTimeout:  # say what the cell showed instead of the panel
+            raise AssertionError(f"no chat panel under the cell, which shows: {notebook.outputs(0)}") from None
         seen = watch_a_chat_answer_grow(self.page, prompt)
         return seen, stop_the_chat_answer(self.page)
 
