@@ -316,6 +316,18 @@ def add_parser(commands):
 
 
 def main(args):
+    """The build; a data file that cannot be had (no mirror, no internet) is one message and
+    exit status 2, not a traceback: its text says how to point the course at a mirror."""
+    from gptcourse.data import ChecksumError, DownloadError
+
+    try:
+        return _build(args)
+    except (DownloadError, ChecksumError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _build(args):
     stale = []
     for make in all_files(args.chapters):
         files = make()

@@ -101,6 +101,24 @@ def test_a_rebuild_leaves_fixtures_with_last_bit_noise_as_committed(tmp_path, mo
     assert changed.read_text() == files[str(changed)]  # a real change is written
 
 
+def test_a_build_without_its_data_says_so_in_one_message(monkeypatch, capsys):
+    """Offline and without GPTCOURSE_DATA_MIRROR, the build stopped with three chained
+    tracebacks; now with the loader's own message, which says what to set."""
+    from gptcourse.data import DownloadError
+    from grader.authoring import build
+
+    def make():
+        raise DownloadError("Could not download 'the-verdict' from https://example.org: no network.\n"
+                            "Without internet, copy the course's data files into a folder and set "
+                            "GPTCOURSE_DATA_MIRROR to that folder")
+
+    monkeypatch.setattr(build, "all_files", lambda chapters: [make])
+    assert build.main(argparse.Namespace(check=True, chapters=None)) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("error: Could not download 'the-verdict'") and "GPTCOURSE_DATA_MIRROR" in said
+    assert "Traceback" not in said
+
+
 @pytest.mark.slow
 def test_a_build_of_one_chapter_makes_its_files_and_the_whole_course_s_pages():
     """`python -m grader build --chapters NN_name` (docs/authoring.md's recipe for a change to one
