@@ -14,6 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from factory import REPO, one_line
+from test_stated_figures import printed_figures
 from gptcourse import challenge
 from gptcourse.device import get_device
 from gptcourse.checking.course import chapters
@@ -147,6 +148,9 @@ def check_run(nb, chapter, device_type, quick=False):
         check_lora_against_chapter_07(outputs)
     # Broken by the page inside its words otherwise: show_text (gptcourse.messages) or a narrower layout.
     assert not lines_too_wide(nb), lines_too_wide(nb)
+    if device_type == "cpu":  # the figures the chapter's text quotes are its CPU run's
+        for text in printed_figures(chapter):
+            assert text in outputs, f"the text quotes a figure the run no longer prints: {text!r}"
 
 
 @pytest.mark.slow

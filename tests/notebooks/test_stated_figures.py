@@ -1,0 +1,228 @@
+"""Every figure a chapter's text quotes is accounted for: the run prints it, or it is a setting of
+the notebook's own code, a recorded measurement, arithmetic, the book's number, or an example.
+
+A figure is a decimal number or a percentage in a master's markdown, outside code spans, maths
+and links (task numbers such as 4.2 are names, not figures). Most are settings the cells
+themselves write (a learning rate of 0.0004, a temperature of 0.1): found in the notebook's code,
+they need nothing more. Every other one has an entry in ACCOUNTED, which says how it holds:
+
+- ("printed", [TEXT, ...], VALUE): the master's run prints each TEXT (test_masters_run checks
+  every run's output for it), and VALUE, arithmetic on the numbers printed there (by default the
+  last one), rounds to the figure;
+- ("computed", EXPRESSION): the expression's value rounds to the figure (arithmetic on the
+  model's sizes, a property of a formula);
+- ("below", EXPRESSION): a bound the text claims ("less than 0.0005 anywhere"), and the value is below it;
+- ("recorded", EXPRESSION): arithmetic on figures recorded in docs/benchmarks.md (each number of
+  the expression is found there), rounding to the figure: GPU figures a CPU run cannot print;
+- ("book", None): the book's own number, and the paragraph says so;
+- ("specification", WORDS) or ("practice", WORDS): a published fact about hardware (a compute
+  capability) or a common practice, not a measurement of the course's;
+- ("not a figure", WORDS): a number inside an example text, a section number, an address.
+
+A new figure in a chapter's text fails test_every_figure_is_accounted_for until it gets an
+entry; an entry whose figure has left the text fails too.
+"""
+import json
+import math
+import re
+
+import pytest
+import torch
+
+from factory import REPO
+
+MASTERS = sorted((REPO / "solutions").glob("*.ipynb"))
+FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?:\s?%)?|\b\d+\s?%")
+TASK_NUMBER = re.compile(r"\d\.\d$")  # a task's name ("Task 4.2"), when it is one
+
+
+def gelu_exact(x):
+    return x * 0.5 * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gpu_run_peak_lr():
+    """The GPU run's peak rate, as gptcourse.pretrain.gpu_run writes it (deciding the run's other
+    settings needs a GPU)."""
+    import inspect
+
+    from gptcourse import pretrain
+
+    return float(re.search(r"peak_lr=([\d.e-]+)", inspect.getsource(pretrain.gpu_run)).group(1))
+
+
+NAMES = {"math": math, "torch": torch, "gelu_exact": gelu_exact, "gelu_tanh": gelu_tanh,
+         "gpu_run_peak_lr": gpu_run_peak_lr}
+
+# (chapter, figure) -> how it holds. The figure as the text writes it.
+ACCOUNTED = {
+    ("01_text_data", "3.14159"): ("not a figure", 'a number (*"3.14159"*)'),
+    ("01_text_data", "3.5"): ("not a figure", 'a number with a decimal point (*"3.5"*)'),
+    ("03_multihead_attention", "3.6"): ("not a figure", "section 3.6 of *Build a Large Language Model"),
+    ("04_gpt_model", "0.0188"): ("printed", ["'0.0188'"], None),
+    ("04_gpt_model", "0.0005"): ("below", "(gelu_exact(torch.linspace(-10, 10, 200001, dtype=torch.float64)) - "
+                                          "gelu_tanh(torch.linspace(-10, 10, 200001, dtype=torch.float64))).abs().max()"),
+    ("04_gpt_model", "38.6"): ("computed", "50257 * 768 / 1e6"),
+    ("04_gpt_model", "0.0002"): ("printed", ["largest probability: 2.05e-04"], "2.05e-04"),
+    ("04_gpt_model", "1.64"): ("printed", ["GPT-2 XL         1,637,792,000"], "1637792000 / 1e9"),
+    ("05_pretraining", "10.79"): ("printed", ["their mean:        tensor(-10.7940)"], "10.7940"),
+    ("05_pretraining", "3.56"): ("book", None),
+    ("05_pretraining", "0.4"): ("book", None),
+    ("05_pretraining", "0.004"): ("printed", ["AdamW peak lr 0.004"], None),
+    ("05_pretraining", "0.0006"): ("computed", "gpu_run_peak_lr()"),
+    ("05_pretraining", "13.7"): ("printed", ["parameters: 13,673,984"], "13673984 / 1e6"),
+    ("05_pretraining", "94 %"): ("computed", "small_model_share_of_embedding_and_head() * 100"),
+    # The H100 ladder (docs/benchmarks.md, "H100, the whole ladder"; the notebook prints it too).
+    ("05_pretraining", "1.8"): ("recorded", "1.84"),
+    ("05_pretraining", "1.9"): ("recorded", "1.95"),
+    ("05_pretraining", "1.6"): ("recorded", "1.64"),
+    ("05_pretraining", "1.18"): ("recorded", "140161 / 118834"),
+    ("05_pretraining", "42 %"): ("recorded", "42.1"),
+    ("05_pretraining", "0.004 %"): ("recorded", "4.2e-05 * 100"),
+    ("05_pretraining", "10.0"): ("not a figure", "the first at 10.0.0.1"),
+    ("05_pretraining", "8.0"): ("specification", "compute capability"),
+    ("05_pretraining", "8.6"): ("specification", "| L4, A10G | 8.9, 8.6 |"),
+    ("05_pretraining", "8.9"): ("specification", "| L4, A10G | 8.9, 8.6 |"),
+    ("05_pretraining", "9.0"): ("specification", "| A100, H100, H200 | 8.0, 9.0, 9.0 |"),
+    ("06_sampling", "0.043"): ("printed", ["pizza 0.0430"], None),
+    ("06_sampling", "99 %"): ("printed", ["T = 0.1: forward 0.991"], "0.991 * 100"),
+    ("06_sampling", "0.572"): ("printed", ["forward  logit  6.75  probability 0.5721"], None),
+    ("06_sampling", "0.358"): ("printed", ["toward  logit  6.28  probability 0.3576"], None),
+    ("06_sampling", "0.061"): ("printed", ["closer  logit  4.51  probability 0.0609"], None),
+    ("06_sampling", "0.930"): ("computed", "0.5721 + 0.3576"),  # the two printed above
+    ("06_sampling", "0.2"): ("not a figure", "0.1 + 0.2 is not exactly 0.3"),
+    ("06_sampling", "0.3"): ("not a figure", "0.1 + 0.2 is not exactly 0.3"),
+    ("06_sampling", "0.6"): ("practice", "In practice temperatures between about 0.6 and 1.2 are common"),
+    ("06_sampling", "10.1"): ("recorded", "10.1"),
+    ("06_sampling", "9.6"): ("recorded", "9.6"),
+    ("07_classification", "13 %"): ("printed", ["5,574 messages", "spam     747"], "747 / 5574 * 100"),
+    ("07_classification", "87 %"): ("printed", ["5,574 messages", "spam     747"], "100 - 747 / 5574 * 100"),
+    ("07_classification", "20 %"): ("computed", "100 - 70 - 10"),  # the rest, after 70 % and 10 %
+    ("07_classification", "50 %"): ("not a figure", "Is it near 50 % in all three"),
+    ("07_classification", "0.5"): ("not a figure", "near 0.5 means the model was unsure"),
+    ("09_instruction", "10 %"): ("book", None),
+    ("09_instruction", "15 %"): ("computed", "100 - 85"),  # all but the training set's 85 %
+    ("08_lora", "96.6 %"): ("book", None),
+    ("08_lora", "97.3 %"): ("book", None),
+    ("08_lora", "0.3"): ("computed", "100 / 300"),  # one test message, in points
+    ("08_lora", "0.7"): ("computed", "100 / 149"),  # one validation message
+}
+
+
+def small_model_share_of_embedding_and_head():
+    """The share of chapter 05's small model held by its token embedding and output head."""
+    from gptcourse import pretrain
+
+    cfg = pretrain.cpu_run().cfg
+    return 2 * cfg["vocab_size"] * cfg["emb_dim"] / 13673984  # the run prints its parameters: 13,673,984
+
+
+NAMES["small_model_share_of_embedding_and_head"] = small_model_share_of_embedding_and_head
+
+
+def markdown_figures(path):
+    """[(cell id, figure, the paragraph it stands in)] of a master's markdown cells."""
+    found = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"])
+        text = re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)|https?://\S+", " ", text)  # code, maths, links
+        for paragraph in re.split(r"\n\s*\n", text):
+            for match in FIGURE.finditer(paragraph):
+                found.append((cell.get("id"), re.sub(r"\s+", " ", match.group(0)), re.sub(r"\s+", " ", paragraph)))
+    return found
+
+
+def code_of(path):
+    return "\n".join("".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                     if c["cell_type"] == "code")
+
+
+def is_task_number(figure):
+    from gptcourse.checking.tasks import TASKS
+
+    return bool(TASK_NUMBER.match(figure)) and figure in {t.id for t in TASKS}
+
+
+def number_of(figure):
+    return float(figure.rstrip(" %"))
+
+
+def rounds_to(value, figure):
+    """Whether `value` written with as many decimals as `figure` is the figure."""
+    decimals = len(figure.rstrip(" %").partition(".")[2])
+    return f"{value:.{decimals}f}" == figure.rstrip(" %")
+
+
+def written_in_code(figure, code):
+    """Whether the notebook's code writes the figure (a percentage also as a fraction: 70 % as 0.7)."""
+    forms = [figure.rstrip(" %")]
+    if figure.endswith("%"):
+        forms.append(f"{number_of(figure) / 100:g}")
+    return any(re.search(rf"(?<![\w.]){re.escape(form)}(?![\d])", code) for form in forms)
+
+
+def unaccounted(path):
+    chapter, code = path.stem, code_of(path)
+    return sorted({(chapter, figure) for _, figure, _ in markdown_figures(path)
+                   if not is_task_number(figure) and not written_in_code(figure, code)
+                   and (chapter, figure) not in ACCOUNTED})
+
+
+@pytest.mark.parametrize("path", MASTERS, ids=lambda p: p.stem)
+def test_every_figure_is_accounted_for(path):
+    assert unaccounted(path) == [], "say how each holds in ACCOUNTED (this file's docstring lists the ways)"
+    stale = [(chapter, figure) for chapter, figure in ACCOUNTED if chapter == path.stem
+             and figure not in {f for _, f, _ in markdown_figures(path)}]
+    assert stale == [], "these figures left the text: drop their entries"
+
+
+def paragraphs_with(chapter, figure):
+    return [p for _, f, p in markdown_figures(REPO / "solutions" / f"{chapter}.ipynb") if f == figure]
+
+
+@pytest.mark.parametrize("chapter, figure", sorted(ACCOUNTED), ids=lambda v: str(v))
+def test_each_accounted_figure_holds(chapter, figure):
+    how, *detail = ACCOUNTED[(chapter, figure)]
+    paragraphs = paragraphs_with(chapter, figure)
+    if how == "printed":
+        texts, value = detail
+        printed = [n.replace(",", "") for text in texts for n in re.findall(r"[\d,]*\d(?:\.\d+)?(?:e-?\d+)?", text)]
+        value = value or printed[-1]
+        scales = re.compile(r"1e\d+|100$")  # millions, billions, percent
+        assert all(n in printed for n in re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", value) if not scales.match(n)), \
+            f"{value} must compute from what the run prints: {texts}"
+        assert rounds_to(eval(value), figure), (value, eval(value))
+    elif how == "computed":
+        assert rounds_to(eval(detail[0], dict(NAMES)), figure), (detail[0], eval(detail[0], dict(NAMES)))
+    elif how == "below":
+        assert float(eval(detail[0], dict(NAMES))) < number_of(figure)
+    elif how == "recorded":
+        benchmarks = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8").replace(",", "")
+        numbers = re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", detail[0])
+        assert all(n in benchmarks for n in numbers if n != "100"), f"not in docs/benchmarks.md: {numbers}"
+        assert rounds_to(eval(detail[0]), figure), (detail[0], eval(detail[0]))
+    elif how == "book":
+        assert all("book" in paragraph for paragraph in paragraphs), f"the sentence must say it is the book's: {figure}"
+    elif how in ("not a figure", "specification", "practice"):
+        assert any(detail[0] in paragraph for paragraph in paragraphs), (detail[0], figure)
+    else:
+        raise AssertionError(f"unknown way {how!r}")
+
+
+def printed_figures(chapter):
+    """What the chapter's run must print for the figures its text quotes (test_masters_run checks)."""
+    return [text for (name, _), (how, *detail) in ACCOUNTED.items() if name == chapter and how == "printed"
+            for text in detail[0]]
+
+
+def test_the_check_finds_a_figure_nobody_accounted_for(tmp_path):
+    master = tmp_path / "05_pretraining.ipynb"
+    master.write_text(json.dumps({"cells": [
+        {"cell_type": "markdown", "id": "a", "source": ["The loss falls to 6.27 (Task 5.2), at `lr=0.02`, 10 % warmup."]},
+        {"cell_type": "code", "id": "b", "source": ["lr, warmup = 0.02, 0.1\n"]}]}))
+    assert unaccounted(master) == [("05_pretraining", "6.27")]
