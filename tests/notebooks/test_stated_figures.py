@@ -11,7 +11,9 @@ they need nothing more. Every other one has an entry in ACCOUNTED, which says ho
   last one), rounds to the figure;
 - ("computed", EXPRESSION): the expression's value rounds to the figure (arithmetic on the
   model's sizes, a property of a formula);
-- ("below", EXPRESSION): a bound the text claims ("less than 0.0005 anywhere"), and the value is below it;
+- ("below", EXPRESSION) or ("above", EXPRESSION): a bound the text claims ("less than 0.0005
+  anywhere", "over 3,000 times"), and the value is on its side;
+- ("about", EXPRESSION): a round figure ("about 5,000 tokens") within 5 % of the value;
 - ("recorded", EXPRESSION): arithmetic on figures recorded in docs/benchmarks.md (each number of
   the expression is found there), rounding to the figure: GPU figures a CPU run cannot print;
 - ("book", None): the book's own number, and the paragraph says so;
@@ -32,7 +34,8 @@ import torch
 from factory import REPO
 
 MASTERS = sorted((REPO / "solutions").glob("*.ipynb"))
-FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?:\s?%)?|\b\d+\s?%")
+# A decimal number, a percentage, or a whole number written with thousands separators (1,024).
+FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?:\s?%)?|\b\d+\s?%|\b\d{1,3}(?:,\d{3})+\b")
 TASK_NUMBER = re.compile(r"\d\.\d$")  # a task's name ("Task 4.2"), when it is one
 
 
@@ -54,8 +57,28 @@ def gpu_run_peak_lr():
     return float(re.search(r"peak_lr=([\d.e-]+)", inspect.getsource(pretrain.gpu_run)).group(1))
 
 
+def challenge_setting(name):
+    from gptcourse import challenge
+
+    return getattr(challenge, name)
+
+
+def challenge_tokens():
+    """How many GPT-2 tokens the challenge's text has (the data mirror's tinyshakespeare)."""
+    from gptcourse import challenge
+
+    return len(challenge.token_ids())
+
+
+def gpt2_vocabulary():
+    from gptcourse import get_encoding
+
+    return get_encoding().n_vocab
+
+
 NAMES = {"math": math, "torch": torch, "gelu_exact": gelu_exact, "gelu_tanh": gelu_tanh,
-         "gpu_run_peak_lr": gpu_run_peak_lr}
+         "gpu_run_peak_lr": gpu_run_peak_lr, "challenge_setting": challenge_setting,
+         "challenge_tokens": challenge_tokens, "gpt2_vocabulary": gpt2_vocabulary}
 
 # (chapter, figure) -> how it holds. The figure as the text writes it.
 ACCOUNTED = {
@@ -109,6 +132,56 @@ ACCOUNTED = {
     ("08_lora", "97.3 %"): ("book", None),
     ("08_lora", "0.3"): ("computed", "100 / 300"),  # one test message, in points
     ("08_lora", "0.7"): ("computed", "100 / 149"),  # one validation message
+    # Whole numbers with thousands separators.
+    ("01_text_data", "1,024"): ("specification", "1,024 for GPT-2"),
+    ("01_text_data", "1,130"): ("printed", ["('<|endoftext|>', 1130)"], None),
+    ("01_text_data", "1,132"): ("printed", ["vocabulary size: 1132"], None),
+    ("01_text_data", "1,286"): ("printed", ["number of windows: 1286"], None),
+    ("01_text_data", "2,571"): ("printed", ["stride 2:  2571 windows"], "2571"),
+    ("01_text_data", "5,141"): ("printed", ["stride 1:  5141 windows"], "5141"),
+    ("01_text_data", "4,690"): ("printed", ["number of tokens: 4690"], None),
+    ("01_text_data", "5,145"): ("printed", ["GPT-2 tokens in The Verdict: 5145"], None),
+    ("01_text_data", "50,000"): ("computed", "gpt2_vocabulary() - 256 - 1"),  # all but the bytes and <|endoftext|>
+    ("01_text_data", "50,257"): ("printed", ["vocabulary size: 50257"], None),
+    ("01_text_data", "786,432"): ("computed", "1024 * 768"),
+    ("04_gpt_model", "0.02"): ("printed", ["with shortcuts: 1.8e-02"], "1.8e-02"),
+    ("04_gpt_model", "0.06"): ("printed", ["3.7e-02  6.2e-02"], "6.2e-02"),
+    ("04_gpt_model", "3,000"): ("above", "6.4e-04 / 1.9e-07"),  # printed: "without shortcuts: 1.9e-07 ... 6.4e-04"
+    ("04_gpt_model", "1,536"): ("printed", ["final LayerNorm                       1,536"], None),
+    ("04_gpt_model", "2,360,064"): ("printed", ["parameters: attention 2,360,064"], None),
+    ("04_gpt_model", "20,488,000"): ("computed", "2 * 1600 * 4 * 1600 + 4 * 1600 + 1600"),  # GPT-2 XL's feed-forward
+    ("04_gpt_model", "3,072"): ("printed", ["LayerNorms 3,072"], None),
+    ("04_gpt_model", "38,597,376"): ("printed", ["token embedding                  38,597,376"], None),
+    ("04_gpt_model", "50,257"): ("printed", ["logits shape: (2, 4, 50257)"], "50257"),
+    ("04_gpt_model", "786,432"): ("printed", ["position embedding                  786,432"], None),
+    ("05_pretraining", "1,024"): ("specification", "instead of 1,024"),
+    ("05_pretraining", "20,000"): ("computed", "challenge_setting('MAX_ENTRY_CHARS')"),
+    ("05_pretraining", "27,648"): ("computed", "6 * 4608"),
+    ("05_pretraining", "3,000"): ("about", "13673984 / 4608"),
+    ("05_pretraining", "300,000"): ("about", "challenge_tokens() * 0.9"),  # the GPU run's training text
+    ("05_pretraining", "338,025"): ("computed", "challenge_tokens()"),
+    ("05_pretraining", "4,000,000"): ("computed", "challenge_setting('MAX_PARAMETERS')"),
+    ("05_pretraining", "4,600"): ("about", "4608"),
+    ("05_pretraining", "4,608"): ("printed", ["4,608 input tokens"], None),
+    ("05_pretraining", "48,700"): ("about", "math.exp(10.7940)"),  # the printed loss's exponential
+    ("05_pretraining", "5,000"): ("about", "5145"),  # The Verdict in GPT-2 tokens (chapter 01 prints it)
+    ("05_pretraining", "50,257"): ("printed", ["loss ln(50,257) = 10.8249"], "50257"),
+    ("05_pretraining", "50,304"): ("printed", ["padded vocabulary: 50,304 logits"], None),
+    ("05_pretraining", "65,536"): ("computed", "challenge_setting('BUDGET_TOKENS')"),
+    ("06_sampling", "1,024"): ("printed", ["GPT-2 small (124M)      1024 tokens"], "1024"),
+    ("06_sampling", "50,257"): ("computed", "gpt2_vocabulary()"),
+    ("07_classification", "1,045"): ("printed", ["training 1045"], None),
+    ("07_classification", "1,494"): ("computed", "747 + 747"),
+    ("07_classification", "4,080"): ("computed", "4827 - 747"),
+    ("07_classification", "4,827"): ("printed", ["ham     4827"], None),
+    ("07_classification", "5,572"): ("printed", ["default quoting: 5,572 messages"], None),
+    ("07_classification", "5,574"): ("printed", ["5,574 messages"], None),
+    ("07_classification", "50,257"): ("computed", "gpt2_vocabulary()"),
+    ("08_lora", "2,666,528"): ("recorded", "2666528"),
+    ("08_lora", "24,576"): ("computed", "16 * (768 + 768)"),
+    ("08_lora", "589,824"): ("computed", "768 * 768"),
+    ("09_instruction", "1,024"): ("specification", "GPT-2's context of 1,024 tokens"),
+    ("09_instruction", "1,100"): ("printed", ["1100 entries"], None),
 }
 
 
@@ -148,19 +221,23 @@ def is_task_number(figure):
     return bool(TASK_NUMBER.match(figure)) and figure in {t.id for t in TASKS}
 
 
+def digits_of(figure):
+    return figure.rstrip(" %").replace(",", "")
+
+
 def number_of(figure):
-    return float(figure.rstrip(" %"))
+    return float(digits_of(figure))
 
 
 def rounds_to(value, figure):
     """Whether `value` written with as many decimals as `figure` is the figure."""
-    decimals = len(figure.rstrip(" %").partition(".")[2])
-    return f"{value:.{decimals}f}" == figure.rstrip(" %")
+    decimals = len(digits_of(figure).partition(".")[2])
+    return f"{value:.{decimals}f}" == digits_of(figure)
 
 
 def written_in_code(figure, code):
     """Whether the notebook's code writes the figure (a percentage also as a fraction: 70 % as 0.7)."""
-    forms = [figure.rstrip(" %")]
+    forms = [figure.rstrip(" %"), digits_of(figure)]
     if figure.endswith("%"):
         forms.append(f"{number_of(figure) / 100:g}")
     return any(re.search(rf"(?<![\w.]){re.escape(form)}(?![\d])", code) for form in forms)
@@ -201,6 +278,11 @@ def test_each_accounted_figure_holds(chapter, figure):
         assert rounds_to(eval(detail[0], dict(NAMES)), figure), (detail[0], eval(detail[0], dict(NAMES)))
     elif how == "below":
         assert float(eval(detail[0], dict(NAMES))) < number_of(figure)
+    elif how == "above":
+        assert float(eval(detail[0], dict(NAMES))) > number_of(figure)
+    elif how == "about":
+        value = float(eval(detail[0], dict(NAMES)))
+        assert math.isclose(value, number_of(figure), rel_tol=0.05), (detail[0], value)
     elif how == "recorded":
         benchmarks = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8").replace(",", "")
         numbers = re.findall(r"\d+(?:\.\d+)?(?:e-?\d+)?", detail[0])
