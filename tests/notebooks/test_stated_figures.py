@@ -1,8 +1,11 @@
 """Every figure a chapter's text quotes is accounted for: the run prints it, or it is a setting of
 the notebook's own code, a recorded measurement, arithmetic, the book's number, or an example.
 
-A figure is a decimal number or a percentage in a master's markdown, outside code spans, maths
-and links (task numbers such as 4.2 are names, not figures). Most are settings the cells
+A figure is a decimal number, a percentage or a whole number written with thousands separators
+(1,024) in a master's markdown, outside code spans, maths and links (task numbers such as 4.2 are
+names, not figures). Plain whole numbers are left out: in these chapters they are chapter
+numbers, years of papers, epochs and shapes, which the code writes or the text defines; a
+measured count is written with its separators. Most are settings the cells
 themselves write (a learning rate of 0.0004, a temperature of 0.1): found in the notebook's code,
 they need nothing more. Every other one has an entry in ACCOUNTED, which says how it holds:
 
