@@ -2,8 +2,9 @@
 the notebook's own code, a recorded measurement, arithmetic, the book's number, or an example.
 
 A figure is a decimal number, a percentage or a whole number written with thousands separators
-(1,024) in a master's markdown, outside code spans, maths and links (task numbers such as 4.2 are
-names, not figures). Plain whole numbers are left out: in these chapters they are chapter
+(1,024) in a master's prose, outside code spans and links (task numbers such as 4.2 are names,
+not figures), or a decimal number or a power of ten (2 \\cdot 10^{-7}, written 2e-7 here) in its
+maths. Plain whole numbers are left out: in these chapters they are chapter
 numbers, years of papers, epochs and shapes, which the code writes or the text defines; a
 measured count is written with its separators. Most are settings the cells
 themselves write (a learning rate of 0.0004, a temperature of 0.1): found in the notebook's code,
@@ -60,6 +61,30 @@ def gpu_run_peak_lr():
     return float(re.search(r"peak_lr=([\d.e-]+)", inspect.getsource(pretrain.gpu_run)).group(1))
 
 
+def phi(x):
+    """The standard normal distribution function, GELU's gate."""
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+def gelu_minimum():
+    """(where, value) of GELU's minimum, on a fine grid."""
+    x = torch.linspace(-3, 0, 300001, dtype=torch.float64)
+    y = gelu_exact(x)
+    return x[y.argmin()].item(), y.min().item()
+
+
+def gelu_slope(x):
+    x = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    gelu_exact(x).backward()
+    return x.grad.item()
+
+
+def cpu_run_setting(name):
+    from gptcourse import pretrain
+
+    return getattr(pretrain.cpu_run(), name)
+
+
 def challenge_setting(name):
     from gptcourse import challenge
 
@@ -79,7 +104,8 @@ def gpt2_vocabulary():
     return get_encoding().n_vocab
 
 
-NAMES = {"math": math, "torch": torch, "gelu_exact": gelu_exact, "gelu_tanh": gelu_tanh,
+NAMES = {"math": math, "torch": torch, "gelu_exact": gelu_exact, "gelu_tanh": gelu_tanh, "phi": phi,
+         "gelu_minimum": gelu_minimum, "gelu_slope": gelu_slope, "cpu_run_setting": cpu_run_setting,
          "gpu_run_peak_lr": gpu_run_peak_lr, "challenge_setting": challenge_setting,
          "challenge_tokens": challenge_tokens, "gpt2_vocabulary": gpt2_vocabulary}
 
@@ -185,6 +211,40 @@ ACCOUNTED = {
     ("08_lora", "589,824"): ("computed", "768 * 768"),
     ("09_instruction", "1,024"): ("specification", "GPT-2's context of 1,024 tokens"),
     ("09_instruction", "1,100"): ("printed", ["1100 entries"], None),
+    # In the maths: worked examples and constants.
+    ("01_text_data", "6.3"): ("computed", "2 * math.pi"),
+    ("02_attention", "0.2365"): ("computed", "0.55 * 0.43"),
+    ("02_attention", "0.1305"): ("computed", "0.87 * 0.15"),
+    ("02_attention", "0.5874"): ("computed", "0.66 * 0.89"),
+    ("02_attention", "0.167"): ("computed", "1 / 6"),
+    ("02_attention", "0.1"): ("specification", "GPT-2 used $p = 0.1$"),
+    ("04_gpt_model", "1.8708"): ("computed", "math.sqrt(3.5)"),
+    ("04_gpt_model", "4.667"): ("computed", "14 / 3"),
+    ("04_gpt_model", "0.01881"): ("computed", "0.0188 + 1e-5"),
+    ("04_gpt_model", "0.9995"): ("computed", "0.0188 / 0.01881"),
+    # 3/4 (a variance divided by n - 1) and where GELU has its minimum: the same number twice.
+    ("04_gpt_model", "0.75"): [("computed", "3 / 4"), ("computed", "-gelu_minimum()[0]")],
+    ("04_gpt_model", "0.17"): ("computed", "-gelu_minimum()[1]"),
+    ("04_gpt_model", "0.9987"): ("computed", "phi(3)"),
+    ("04_gpt_model", "0.0013"): ("computed", "phi(-3)"),
+    ("04_gpt_model", "0.8413"): ("computed", "phi(1)"),
+    ("04_gpt_model", "0.1587"): ("computed", "phi(-1)"),  # GELU(-1) = -0.1587
+    ("04_gpt_model", "0.9772"): ("computed", "phi(2)"),
+    ("04_gpt_model", "0.09"): ("computed", "-gelu_slope(-2.0)"),
+    ("04_gpt_model", "0.7979"): ("computed", "math.sqrt(2 / math.pi)"),
+    ("04_gpt_model", "1.47"): ("computed", "48 * 12 * 1600 ** 2 / 1e9"),
+    ("04_gpt_model", "2e-7"): ("printed", ["without shortcuts: 1.9e-07"], "1.9e-07"),
+    ("04_gpt_model", "6e-4"): ("printed", ["9.5e-05  6.4e-04"], "6.4e-04"),
+    ("04_gpt_model", "2e-5"): ("computed", "1 / 50257"),
+    ("05_pretraining", "2e-5"): ("computed", "1 / 50257"),
+    ("05_pretraining", "10.82"): ("computed", "math.log(50257)"),
+    ("05_pretraining", "4e-5"): ("computed", "cpu_run_setting('initial_lr')"),
+    ("05_pretraining", "4e-3"): ("computed", "cpu_run_setting('peak_lr')"),
+    ("05_pretraining", "3.96e-3"): ("computed", "cpu_run_setting('peak_lr') - cpu_run_setting('initial_lr')"),
+    ("05_pretraining", "1.926e-3"): ("computed", "4e-5 + 10 * 3.96e-3 / 21"),
+    ("05_pretraining", "2.02e-3"): ("computed", "(cpu_run_setting('peak_lr') + cpu_run_setting('min_lr')) / 2"),
+    ("05_pretraining", "0.37"): ("computed", "math.exp(-1)"),
+    ("05_pretraining", "6e-8"): ("computed", "2 ** -24"),  # float16's smallest (subnormal) number
 }
 
 
@@ -199,17 +259,30 @@ def small_model_share_of_embedding_and_head():
 NAMES["small_model_share_of_embedding_and_head"] = small_model_share_of_embedding_and_head
 
 
+# In maths: a decimal number, or a power of ten written as a coefficient (2 \cdot 10^{-7}).
+MATH_FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*\\cdot\s*10\^\{?-?\d+\}?|(?<![\w.])\d+\.\d+")
+MATHS = re.compile(r"\$\$?([^$]*)\$\$?")
+
+
+def written_as(math_figure):
+    """A figure of the maths as the table writes it: 2 \\cdot 10^{-7} as 2e-7."""
+    return re.sub(r"\s*\\cdot\s*10\^\{?(-?\d+)\}?", r"e\1", math_figure)
+
+
 def markdown_figures(path):
-    """[(cell id, figure, the paragraph it stands in)] of a master's markdown cells."""
+    """[(cell id, figure, the paragraph it stands in, on one line, whether it is in maths)] of a
+    master's markdown cells: the figures of its prose (FIGURE) and of its maths (MATH_FIGURE)."""
     found = []
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         if cell["cell_type"] != "markdown":
             continue
-        text = "".join(cell["source"])
-        text = re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)|https?://\S+", " ", text)  # code, maths, links
-        for paragraph in re.split(r"\n\s*\n", text):
-            for match in FIGURE.finditer(paragraph):
-                found.append((cell.get("id"), re.sub(r"\s+", " ", match.group(0)), re.sub(r"\s+", " ", paragraph)))
+        for paragraph in re.split(r"\n\s*\n", "".join(cell["source"])):
+            context = re.sub(r"\s+", " ", paragraph)
+            prose = re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)|https?://\S+", " ", paragraph)  # code, maths, links
+            figures = [(re.sub(r"\s+", " ", m.group(0)), False) for m in FIGURE.finditer(prose)]
+            figures += [(written_as(m.group(0)), True) for maths in MATHS.finditer(re.sub(r"`[^`]*`", " ", paragraph))
+                        for m in MATH_FIGURE.finditer(maths.group(1))]
+            found += [(cell.get("id"), figure, context, in_maths) for figure, in_maths in figures]
     return found
 
 
@@ -233,9 +306,14 @@ def number_of(figure):
 
 
 def rounds_to(value, figure):
-    """Whether `value` written with as many decimals as `figure` is the figure."""
-    decimals = len(digits_of(figure).partition(".")[2])
-    return f"{value:.{decimals}f}" == digits_of(figure)
+    """Whether `value` written with as many decimals as `figure` is the figure (for 2e-7: as
+    many decimals of its coefficient)."""
+    digits = digits_of(figure)
+    if "e" in digits:
+        decimals = len(digits.partition("e")[0].partition(".")[2])
+        return f"{value:.{decimals}e}" == f"{float(digits):.{decimals}e}"
+    decimals = len(digits.partition(".")[2])
+    return f"{value:.{decimals}f}" == digits
 
 
 def written_in_code(figure, code):
@@ -248,8 +326,8 @@ def written_in_code(figure, code):
 
 def unaccounted(path):
     chapter, code = path.stem, code_of(path)
-    return sorted({(chapter, figure) for _, figure, _ in markdown_figures(path)
-                   if not is_task_number(figure) and not written_in_code(figure, code)
+    return sorted({(chapter, figure) for _, figure, _, in_maths in markdown_figures(path)
+                   if not (is_task_number(figure) and not in_maths) and not written_in_code(figure, code)
                    and (chapter, figure) not in ACCOUNTED})
 
 
@@ -257,17 +335,23 @@ def unaccounted(path):
 def test_every_figure_is_accounted_for(path):
     assert unaccounted(path) == [], "say how each holds in ACCOUNTED (this file's docstring lists the ways)"
     stale = [(chapter, figure) for chapter, figure in ACCOUNTED if chapter == path.stem
-             and figure not in {f for _, f, _ in markdown_figures(path)}]
+             and figure not in {f for _, f, _, _ in markdown_figures(path)}]
     assert stale == [], "these figures left the text: drop their entries"
 
 
 def paragraphs_with(chapter, figure):
-    return [p for _, f, p in markdown_figures(REPO / "solutions" / f"{chapter}.ipynb") if f == figure]
+    return [p for _, f, p, _ in markdown_figures(REPO / "solutions" / f"{chapter}.ipynb") if f == figure]
 
 
 @pytest.mark.parametrize("chapter, figure", sorted(ACCOUNTED), ids=lambda v: str(v))
 def test_each_accounted_figure_holds(chapter, figure):
-    how, *detail = ACCOUNTED[(chapter, figure)]
+    ways = ACCOUNTED[(chapter, figure)]
+    for way in ways if isinstance(ways, list) else [ways]:
+        holds(chapter, figure, way)
+
+
+def holds(chapter, figure, way):
+    how, *detail = way
     paragraphs = paragraphs_with(chapter, figure)
     if how == "printed":
         texts, value = detail
@@ -301,8 +385,9 @@ def test_each_accounted_figure_holds(chapter, figure):
 
 def printed_figures(chapter):
     """What the chapter's run must print for the figures its text quotes (test_masters_run checks)."""
-    return [text for (name, _), (how, *detail) in ACCOUNTED.items() if name == chapter and how == "printed"
-            for text in detail[0]]
+    ways = [way for (name, _), entry in ACCOUNTED.items() if name == chapter
+            for way in (entry if isinstance(entry, list) else [entry])]
+    return [text for how, *detail in ways if how == "printed" for text in detail[0]]
 
 
 def test_the_check_finds_a_figure_nobody_accounted_for(tmp_path):
