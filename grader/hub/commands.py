@@ -302,14 +302,42 @@ def read_roster(path):
     return names
 
 
+# Cache folders are handed to the users' servers only where every account can read them: a
+# cache in root's home (what gptcourse.tokenizer sets TIKTOKEN_CACHE_DIR to in a process that
+# used the tokenizer as root) would leave each user's get_encoding() unable to read its files.
+CACHE_VARIABLES = ("GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR")
+
+
 def _server_environment():
     """What every user's server inherits from the instructor's environment: the data mirror, and
-    the folder of tiktoken's files when one is set (an offline room)."""
-    keep = ["GPTCOURSE_DATA_MIRROR", "GPTCOURSE_CACHE_DIR", "TIKTOKEN_CACHE_DIR", "GPTCOURSE_DEVICE"]
+    the cache folders (tiktoken's files, in an offline room) when every account can read them;
+    without one, each user's server keeps its own cache in their home."""
+    keep = ["GPTCOURSE_DATA_MIRROR", *CACHE_VARIABLES, "GPTCOURSE_DEVICE"]
     environment = {name: os.path.abspath(os.environ[name]) if name.endswith(("MIRROR", "DIR")) else os.environ[name]
                    for name in keep if os.environ.get(name)}
+    for name in CACHE_VARIABLES:
+        if name in environment and not readable_by_everyone(environment[name]):
+            del environment[name]
     environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + "/usr/local/bin:/usr/bin:/bin"
     return environment
+
+
+def readable_by_everyone(path):
+    """Whether any account may read the folder `path`: every folder on the way open to others
+    (o+x), and the folder itself listable by them (o+rx). A path that does not exist: no."""
+    try:
+        if not stat.S_IMODE(os.stat(path).st_mode) & stat.S_IROTH:
+            return False
+        folder = os.path.abspath(path)
+        while True:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return True
+            folder = parent
+    except OSError:
+        return False
 
 
 def proxy_command():

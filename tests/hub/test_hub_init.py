@@ -98,6 +98,29 @@ def test_a_private_key_others_can_read_is_refused(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow  # unix accounts, a course directory for every chapter
+def test_a_cache_folder_the_users_cannot_read_is_not_handed_to_their_servers(monkeypatch):
+    """A process that used the tokenizer as root has TIKTOKEN_CACHE_DIR in root's home; handed to
+    the users' servers, every user's get_encoding() failed on it (found by the round trip's chat
+    panel, after an earlier test had used the tokenizer). Left out, each server keeps its own."""
+    import shutil
+    import tempfile
+
+    shared = tempfile.mkdtemp(prefix="gpt-course-cache-", dir="/tmp")  # /tmp: open to everyone
+    try:
+        closed = os.path.join(shared, "closed")
+        os.makedirs(os.path.join(closed, "tiktoken"))
+        os.chmod(shared, 0o755)
+        os.chmod(closed, 0o700)  # like /root
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.path.join(closed, "tiktoken"))
+        monkeypatch.setenv("GPTCOURSE_CACHE_DIR", shared)
+        environment = course_hub._server_environment()
+        assert "TIKTOKEN_CACHE_DIR" not in environment and environment["GPTCOURSE_CACHE_DIR"] == shared
+        monkeypatch.setenv("GPTCOURSE_CACHE_DIR", os.path.join(shared, "missing"))
+        assert "GPTCOURSE_CACHE_DIR" not in course_hub._server_environment()
+    finally:
+        shutil.rmtree(shared)
+
+
 def test_hub_start_restarts_jupyterhub_at_most_five_times_in_ten_minutes():
     """The supervisor's bound (RestartBudget, on a clock the test moves): five restarts within
     the window, the sixth refused (hub start then stops everything); restarts older than ten
