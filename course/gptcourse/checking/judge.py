@@ -583,17 +583,16 @@ def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
         return kind.messages[key], replace(wrong, difference=kind.messages[key])
     # A gradient that never arrived says more than any known mistake that also lacks one.
     cut_graph = have is None and isinstance(want, np.ndarray)
-    noticed = _noticed(got)
-    if noticed and not cut_graph:  # what the code was seen doing comes before any pattern's guess
-        difference, sort = _difference(name, have, want)
-        return f"{difference} — {noticed}", replace(wrong, difference=sort, hint=noticed)
-    for message, mistake_obs in ([] if cut_graph else mistakes() if callable(mistakes) else mistakes):
+    # What the code was seen doing comes before any pattern's guess: it is the hint, unguessed.
+    noticed = "" if cut_graph else _noticed(got)
+    guesses = [] if cut_graph or noticed else mistakes() if callable(mistakes) else mistakes
+    for message, mistake_obs in guesses:
         if key in mistake_obs and _same_as_mistake(got, expected, mistake_obs, case.device):
             return f"{name}: wrong — it looks like {message}", Finding("known mistake", observed=name, mistake=message)
-    swapped = _swapped_pair(have, want, case.device)
+    swapped = "" if noticed else _swapped_pair(have, want, case.device)
     if swapped:
         return f"{name}: {swapped}", replace(wrong, difference="two values in swapped order", hint=swapped)
-    hint = property_hint(task_id, key, got, expected, case)
+    hint = noticed or property_hint(task_id, key, got, expected, case)
     difference, sort = _difference(name, have, want)
     return (f"{difference} — {hint}" if hint else difference), replace(wrong, difference=sort, hint=hint)
 
