@@ -1,14 +1,15 @@
 """Every figure a chapter's text quotes is accounted for: the run prints it, or it is a setting of
 the notebook's own code, a recorded measurement, arithmetic, the book's number, or an example.
 
-A figure is a decimal number, a percentage or a whole number written with thousands separators
-(1,024) in a master's prose, outside code spans and links (task numbers such as 4.2 are names,
-not figures), or a decimal number or a power of ten (2 \\cdot 10^{-7}, written 2e-7 here) in its
-maths. Plain whole numbers are left out: in these chapters they are chapter
-numbers, years of papers, epochs and shapes, which the code writes or the text defines; a
-measured count is written with its separators. Most are settings the cells
-themselves write (a learning rate of 0.0004, a temperature of 0.1): found in the notebook's code,
-they need nothing more. Every other one has an entry in ACCOUNTED, which says how it holds:
+A figure is any number in a master's prose, outside code spans, maths and links: a decimal
+number, a percentage, a whole number (1,024 or 45), a split in percent (70/10/20); and in its
+maths a decimal number, a power of ten (2 \\cdot 10^{-7}, written 2e-7 here) or a whole number
+with thousands separators (2{,}362{,}368, written 2,362,368 here). Names are not figures:
+task numbers (4.2), the course's chapters (05), the book's chapters and sections, the years of
+publications, model names (124M), list and heading numbers (names_a_thing). Most figures are
+settings the cells themselves write (a learning rate of 0.0004, a temperature of 0.1, 6 epochs):
+found in the notebook's code, they need nothing more. Every other one has an entry in ACCOUNTED,
+which says how it holds:
 
 - ("printed", [TEXT, ...], VALUE): the master's run prints each TEXT (test_masters_run checks
   every run's output for it), and VALUE, arithmetic on the numbers printed there (by default the
@@ -211,6 +212,55 @@ ACCOUNTED = {
     ("08_lora", "589,824"): ("computed", "768 * 768"),
     ("09_instruction", "1,024"): ("specification", "GPT-2's context of 1,024 tokens"),
     ("09_instruction", "1,100"): ("printed", ["1100 entries"], None),
+    # Whole numbers without separators (the names among them are left out: names_a_thing).
+    ("01_text_data", "160"): ("printed", ["stride 4:  1286 windows,  160 batches"], None),
+    ("01_text_data", "321"): ("printed", ["stride 2:  2571 windows,  321 batches"], None),
+    ("01_text_data", "642"): ("printed", ["stride 1:  5141 windows,  642 batches"], None),
+    ("01_text_data", "768"): ("specification", "768 numbers in GPT-2 small"),
+    ("02_attention", "36"): ("computed", "6 * 6"),  # the six tokens' weights, each against each
+    ("03_multihead_attention", "36"): ("computed", "3 * 12"),  # query, key and value of GPT-2 small's 12 heads
+    ("04_gpt_model", "2048"): ("not a figure", "say `emb_dim` 2048"),  # a model of the student's own
+    ("04_gpt_model", "15"): ("not a figure", "pick `n_heads` 15 with `emb_dim` 2048"),
+    ("04_gpt_model", "620"): ("about", "163009536 * 4 / 1024 ** 2"),  # the maths beside it: 621.83 MB
+    ("05_pretraining", "128"): [("computed", "cpu_run_setting('cfg')['emb_dim']"),
+                                ("computed", "cpu_run_setting('cfg')['context_length']"),
+                                ("practice", "tiles of 64 or 128 rows")],
+    ("05_pretraining", "15"): ("specification", "| T4 (Colab's free GPU) | 7.5 | 15 GB |"),
+    ("05_pretraining", "24"): ("specification", "| L4, A10G | 8.9, 8.6 | 24 GB |"),
+    ("05_pretraining", "141"): ("specification", "| A100, H100, H200 | 8.0, 9.0, 9.0 | 40 to 141 GB |"),
+    ("05_pretraining", "148"): ("computed", "160 - 12"),  # GPT-2's file: 160 tensors, 12 of them mask buffers
+    ("05_pretraining", "180"): ("computed", "challenge_setting('TIME_LIMIT_S')"),
+    ("05_pretraining", "35"): ("about", "math.exp(3.56)"),  # the perplexity of the book's loss
+    ("05_pretraining", "50256"): ("computed", "gpt2_vocabulary() - 1"),  # <|endoftext|>, GPT-2's last id
+    ("05_pretraining", "512"): ("printed", ["validation: 1 batch of [(2, 256)], 512 input tokens"], "512"),
+    ("05_pretraining", "548"): ("specification", "`model.safetensors` (548 MB)"),  # the published file's size
+    ("06_sampling", "128"): [("computed", "cpu_run_setting('cfg')['emb_dim']"),
+                             ("computed", "cpu_run_setting('cfg')['context_length']")],
+    ("06_sampling", "14"): ("recorded", "14"),  # "8 to 14 ms" per token on the H100
+    ("06_sampling", "300"): ("recorded", "300"),  # the CPU cache measurement's 300 tokens
+    ("06_sampling", "49"): ("computed", "50 - 1"),  # k = 50 keeps the one good candidate and 49 others
+    ("06_sampling", "50256"): ("computed", "gpt2_vocabulary() - 1"),
+    ("06_sampling", "500"): ("about", "124412160 * 4 / 1e6"),  # GPT-2 small's weights (chapter 04) in float32
+    ("06_sampling", "75"): ("about", "2 * 12 * 1024 * 768 * 4 / 1e6"),  # keys and values, 12 layers, 1,024 tokens
+    ("06_sampling", "88"): ("about", "math.log(torch.finfo(torch.float32).max)"),  # where exp overflows
+    ("06_sampling", "582"): ("printed", [" 582 x forward"], None),
+    ("06_sampling", "343"): ("printed", [" 343 x toward"], None),
+    ("06_sampling", "73"): ("printed", ["  73 x closer"], None),
+    ("07_classification", "124"): ("specification", "GPT-2 small (124 million parameters)"),
+    ("07_classification", "128"): ("computed", "cpu_run_setting('cfg')['emb_dim']"),
+    ("07_classification", "130"): ("printed", ["batches: 130 training, 19 validation, 38 test"], "130"),
+    ("07_classification", "149"): ("printed", ["training 1045, validation 149, test 300 messages"], "149"),
+    ("07_classification", "300"): ("printed", ["training 1045, validation 149, test 300 messages"], "300"),
+    ("07_classification", "150"): ("computed", "int(1494 * 0.8) - int(1494 * 0.7)"),  # np.split at 70 % and 80 %
+    ("07_classification", "299"): ("computed", "1494 - int(1494 * 0.8)"),
+    ("07_classification", "500"): ("about", "124412160 * 4 / 1e6"),  # GPT-2 small's weights in float32
+    ("07_classification", "747"): ("printed", ["spam     747"], None),
+    ("08_lora", "128"): ("computed", "cpu_run_setting('cfg')['emb_dim']"),
+    ("08_lora", "149"): ("printed", ["1045 / 149 / 300 messages of 120 tokens"], "149"),
+    ("08_lora", "300"): ("printed", ["1045 / 149 / 300 messages of 120 tokens"], "300"),
+    ("09_instruction", "935"): ("printed", ["training 935, validation 110, test 55 entries"], "935"),
+    ("09_instruction", "110"): ("printed", ["training 935, validation 110, test 55 entries"], "110"),
+    ("09_instruction", "55"): ("printed", ["training 935, validation 110, test 55 entries"], "55"),
     # In the maths: worked examples and constants.
     ("01_text_data", "6.3"): ("computed", "2 * math.pi"),
     ("02_attention", "0.2365"): ("computed", "0.55 * 0.43"),
@@ -232,6 +282,8 @@ ACCOUNTED = {
     ("04_gpt_model", "0.9772"): ("computed", "phi(2)"),
     ("04_gpt_model", "0.09"): ("computed", "-gelu_slope(-2.0)"),
     ("04_gpt_model", "0.7979"): ("computed", "math.sqrt(2 / math.pi)"),
+    ("04_gpt_model", "2,362,368"): ("computed", "768 * 3072 + 3072"),  # the feed-forward's first layer
+    ("04_gpt_model", "652,038,144"): ("computed", "163009536 * 4"),  # the untied model's bytes in float32
     ("04_gpt_model", "1.47"): ("computed", "48 * 12 * 1600 ** 2 / 1e9"),
     ("04_gpt_model", "2e-7"): ("printed", ["without shortcuts: 1.9e-07"], "1.9e-07"),
     ("04_gpt_model", "6e-4"): ("printed", ["9.5e-05  6.4e-04"], "6.4e-04"),
@@ -259,27 +311,63 @@ def small_model_share_of_embedding_and_head():
 NAMES["small_model_share_of_embedding_and_head"] = small_model_share_of_embedding_and_head
 
 
-# In maths: a decimal number, or a power of ten written as a coefficient (2 \cdot 10^{-7}).
-MATH_FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*\\cdot\s*10\^\{?-?\d+\}?|(?<![\w.])\d+\.\d+")
+# A whole number written without separators (45, 2048). Some are names, not figures (names_a_thing).
+WHOLE = re.compile(r"(?<![\w.,])\d+(?![\w%-]|[.,]\d|\s?%)")  # not 124M, 32-bit, 0.5, 1,024 or 10 %
+LIST_MARKER = re.compile(r"^(\s*|#+\s*)\d+\.\s", re.M)  # "7. **The largest batch**", "## 7. Loading"
+NAMING_WORD = re.compile(r"(?:chapters?|sections?|appendix|task|part)\s+(?:\d+\s*(?:,|and|to|or)\s*)*$", re.I)
+CITED_YEAR = re.compile(r"(?:\(|, |Manning |al\. |from |published in )$")
+
+
+SPLIT = re.compile(r"(?<![\w.,/])\d+(?:/\d+)+(?![\w/])")  # 70/10/20 into three sets, a 50/50 guess
+
+
+def split_parts(split):
+    """The parts of a split written as percentages that add up to 100 (70/10/20), else []."""
+    parts = split.split("/")
+    return parts if sum(int(part) for part in parts) == 100 else []
+
+
+def names_a_thing(prose, match):
+    """Whether a whole number in prose is a name rather than a figure: a chapter of the course
+    (always written with two digits, 01 to 09), a chapter, section or appendix of the book, or
+    the year of a publication (cited as "(2019)", ", 2023", "Manning 2024", "from 1908",
+    "published in 2019")."""
+    number, before = match.group(0), prose[:match.start()]
+    if re.fullmatch(r"0[1-9]", number):
+        return True
+    if NAMING_WORD.search(before):
+        return True
+    return 1900 <= int(number) <= 2026 and len(number) == 4 and bool(CITED_YEAR.search(before))
+
+
+# In maths: a decimal number, a power of ten written as a coefficient (2 \cdot 10^{-7}), or a
+# whole number written with thousands separators (2{,}362{,}368).
+MATH_FIGURE = re.compile(r"(?<![\w.}])\d{1,3}(?:\{,\}\d{3})+|(?<![\w.])\d+(?:\.\d+)?\s*\\cdot\s*10\^\{?-?\d+\}?"
+                         r"|(?<![\w.])\d+\.\d+")
 MATHS = re.compile(r"\$\$?([^$]*)\$\$?")
 
 
 def written_as(math_figure):
-    """A figure of the maths as the table writes it: 2 \\cdot 10^{-7} as 2e-7."""
-    return re.sub(r"\s*\\cdot\s*10\^\{?(-?\d+)\}?", r"e\1", math_figure)
+    """A figure of the maths as the table writes it: 2 \\cdot 10^{-7} as 2e-7, 2{,}362{,}368 as 2,362,368."""
+    return re.sub(r"\s*\\cdot\s*10\^\{?(-?\d+)\}?", r"e\1", math_figure).replace("{,}", ",")
 
 
 def markdown_figures(path):
     """[(cell id, figure, the paragraph it stands in, on one line, whether it is in maths)] of a
-    master's markdown cells: the figures of its prose (FIGURE) and of its maths (MATH_FIGURE)."""
+    master's markdown cells: the figures of its prose (FIGURE, and WHOLE less the names) and of its
+    maths (MATH_FIGURE)."""
     found = []
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         for paragraph in re.split(r"\n\s*\n", "".join(cell["source"])):
             context = re.sub(r"\s+", " ", paragraph)
-            prose = re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)|https?://\S+", " ", paragraph)  # code, maths, links
-            figures = [(re.sub(r"\s+", " ", m.group(0)), False) for m in FIGURE.finditer(prose)]
+            prose = re.sub(r"`[^`]*`|\$\$[^$]*\$\$|\$[^$]*\$|\]\([^)]*\)|https?://\S+", " ", paragraph)  # code, maths, links
+            prose = LIST_MARKER.sub(" ", prose)
+            figures = [(f"{part} %", False) for split in SPLIT.finditer(prose) for part in split_parts(split.group(0))]
+            prose = SPLIT.sub(lambda split: " " if split_parts(split.group(0)) else split.group(0), prose)
+            figures += [(re.sub(r"\s+", " ", m.group(0)), False) for m in FIGURE.finditer(prose)]
+            figures += [(m.group(0), False) for m in WHOLE.finditer(prose) if not names_a_thing(prose, m)]
             figures += [(written_as(m.group(0)), True) for maths in MATHS.finditer(re.sub(r"`[^`]*`", " ", paragraph))
                         for m in MATH_FIGURE.finditer(maths.group(1))]
             found += [(cell.get("id"), figure, context, in_maths) for figure, in_maths in figures]
@@ -393,6 +481,9 @@ def printed_figures(chapter):
 def test_the_check_finds_a_figure_nobody_accounted_for(tmp_path):
     master = tmp_path / "05_pretraining.ipynb"
     master.write_text(json.dumps({"cells": [
-        {"cell_type": "markdown", "id": "a", "source": ["The loss falls to 6.27 (Task 5.2), at `lr=0.02`, 10 % warmup."]},
+        {"cell_type": "markdown", "id": "a", "source": [
+            "The loss falls to 6.27 (Task 5.2), at `lr=0.02`, 10 % warmup, in 45 seconds.\n\n",
+            "## 7. Chapter 06 and section 3 of the book (Radford et al., 2019) split 90/10: $$2{,}048$$"]},
         {"cell_type": "code", "id": "b", "source": ["lr, warmup = 0.02, 0.1\n"]}]}))
-    assert unaccounted(master) == [("05_pretraining", "6.27")]
+    assert unaccounted(master) == [("05_pretraining", "2,048"), ("05_pretraining", "45"), ("05_pretraining", "6.27"),
+                                   ("05_pretraining", "90 %")]
