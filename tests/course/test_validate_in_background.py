@@ -95,3 +95,19 @@ def test_a_notebook_that_cannot_be_read_is_said_in_the_answer(tmp_path):
     (tmp_path / "broken.ipynb").write_text("not json")
     said = validate_in_background.validate(str(tmp_path / "broken.ipynb"))
     assert said["success"] is False and "Traceback" in said["value"]
+
+
+def test_the_validating_process_skips_the_slow_optional_import(tmp_path):
+    """Every Validate of a storm starts this process: it must not pay for jsonschema's optional
+    IRI parser (rfc3987_syntax builds a grammar when imported, 0.7 CPU-seconds here), and it must
+    still validate."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print(1 + 1)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "small.ipynb")
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "gptcourse.validate_in_background",
+                          str(tmp_path / "small.ipynb")], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    imported = [line.rpartition("|")[2].strip() for line in run.stderr.splitlines() if line.startswith("import time:")]
+    assert "nbgrader.validator" in imported and "jsonschema" in imported, run.stderr[-2000:]
+    assert "rfc3987_syntax.syntax_helpers" not in imported  # (the blocked import itself is listed, at 0 s)
+    assert json.loads(run.stdout.strip().splitlines()[-1])["success"] is True, run.stdout
