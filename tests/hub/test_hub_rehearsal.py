@@ -36,11 +36,11 @@ def test_every_participant_logs_in_and_checks(rehearsal):
 
 
 # Once, with nbgrader's own Validate handler, a server was lost at the proxy's fault. The likely
-# cause (not reproduced since): the restarted jupyterhub asks every server it finds whether it is there, and stops one that does not answer
-# in time; a server whose event loop nbgrader's handler held for a whole validation could not.
-# The hub's servers now validate in a process of their own (gptcourse.validate_in_background,
-# whose test shows the server answering during a validation), and no server has been lost since
-# in any run of this test or of the 25- and 30-participant rehearsals.
+# cause (not reproduced since): the restarted jupyterhub asks every server it finds whether it is
+# there, and stops one that does not answer in time; a server whose event loop nbgrader's handler
+# held for a whole validation could not. The hub's servers now validate in a process of their own
+# (gptcourse.validate_in_background, whose test shows the server answering during a validation), and
+# no server has been lost since in any run of this test or of the 25- and 30-participant rehearsals.
 def test_every_fault_is_recovered_from_with_no_server_lost(rehearsal):
     faults = {fault["fault"]: fault for fault in rehearsal["faults"]}
     assert set(faults) == {"SIGKILL jupyterhub", "SIGKILL configurable-http-proxy", "a kernel filling its memory"}
