@@ -80,7 +80,10 @@ def _load_jupyter_server_extension(serverapp):
             target = (root / path).resolve()
             if not target.is_relative_to(root):
                 raise web.HTTPError(403, "Access denied: path outside allowed directory")
-            self.finish(json.dumps(await validate_in_a_process(str(target), cwd=os.getcwd())))
+            answer = await validate_in_a_process(str(target), cwd=os.getcwd())
+            if not answer["success"]:  # in the server's log too, where a host looks for what went wrong
+                serverapp.log.warning("Validate of %s failed: %s", path, str(answer["value"]).strip()[-800:])
+            self.finish(json.dumps(answer))
 
     serverapp.web_app.settings.setdefault("root_dir", serverapp.root_dir)  # as nbgrader's own extension sets it
     base_url = serverapp.web_app.settings["base_url"]

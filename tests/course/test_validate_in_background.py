@@ -28,6 +28,7 @@ def server(tmp_path_factory):
     nb.cells = [nbformat.v4.new_code_cell(SLOW_CELL)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / "slow.ipynb")
+    (root / "broken.ipynb").write_text("not json")
     port, token = free_port(), "t0ken"
     extensions = {"gptcourse.validate_in_background": True, "nbgrader.server_extensions.validate_assignment": False}
     home = tmp_path_factory.mktemp("validate_home")
@@ -38,7 +39,7 @@ def server(tmp_path_factory):
     process = subprocess.Popen(
         [sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}", "--ServerApp.port_retries=0",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=open(home / "server.log", "w"))
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -51,7 +52,7 @@ def server(tmp_path_factory):
                 raise AssertionError("the Jupyter Server did not start")
             time.sleep(0.3)
     try:
-        yield url, token
+        yield url, token, home / "server.log"
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -66,7 +67,7 @@ def post_validate(url, token, path):
 
 
 def test_the_server_answers_while_a_notebook_is_validated(server):
-    url, token = server
+    url, token, _ = server
     result = {}
     validating = threading.Thread(target=lambda: result.update(post_validate(url, token, "slow.ipynb")))
     validating.start()
@@ -85,10 +86,18 @@ def test_the_server_answers_while_a_notebook_is_validated(server):
 
 
 def test_a_path_outside_the_server_s_folder_is_refused(server):
-    url, token = server
+    url, token, _ = server
     with pytest.raises(urllib.error.HTTPError) as refused:
         post_validate(url, token, "../../etc/passwd")
     assert refused.value.code == 403
+
+
+def test_a_failed_validation_is_said_in_the_server_s_log_too(server):
+    """What the student sees in the panel, the host finds in the server's log."""
+    url, token, log = server
+    said = post_validate(url, token, "broken.ipynb")
+    assert said["success"] is False
+    assert "Validate of broken.ipynb failed:" in log.read_text() and "NotJSONError" in log.read_text()
 
 
 def test_a_notebook_that_cannot_be_read_is_said_in_the_answer(tmp_path):

@@ -55,6 +55,7 @@ def test_nothing_is_lost_or_handed_in_twice(rehearsal):
 
 
 def test_the_figures_a_host_plans_with_are_there(rehearsal):
+    assert isinstance(rehearsal["validate_failures"], int)  # each failure is in the problems, with its end
     for key in ("spawn_p50_s", "spawn_p95_s", "spawn_max_s", "validate_p95_s", "peak_rss_mb",
                 "peak_rss_per_participant_mb"):
         assert rehearsal[key] is not None and rehearsal[key] > 0, key
