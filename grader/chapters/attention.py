@@ -17,23 +17,25 @@ def naive_softmax(scores, dim=-1):
     return exps / exps.sum(dim=dim, keepdim=True)
 
 
-def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, softmax_dim=-1,
+def attend(q, k, v, *, causal, dropout=None, scale="sqrt_dk", d_in=None, d_out=None, softmax_dim=-1,
            mask="before", transpose_scores=False, scale_after=False, no_softmax=False, naive=False):
-    """Scaled dot-product attention with one knob per classic mistake. Returns (weights, context)."""
+    """Scaled dot-product attention with one knob per classic mistake. Returns (weights, context).
+    With fewer queries than keys (a chunk after cached tokens), the queries are the last tokens."""
     scores = k @ q.transpose(-2, -1) if transpose_scores else q @ k.transpose(-2, -1)
-    t = scores.shape[-1]
-    ones = torch.ones(t, t, dtype=torch.bool, device=scores.device)
-    future = torch.triu(ones, diagonal=1)
+    rows, columns = scores.shape[-2:]
+    cached = columns - rows  # tokens before the first query: 0 without a cache
+    ones = torch.ones(rows, columns, dtype=torch.bool, device=scores.device)
+    future = torch.triu(ones, diagonal=1 + cached)
     if causal and mask == "before":
         scores = scores.masked_fill(future, NEG_INF)
     elif causal and mask == "zero":
         scores = scores.masked_fill(future, 0.0)
     elif causal and mask == "diagonal":
-        scores = scores.masked_fill(torch.triu(ones, diagonal=0), NEG_INF)
+        scores = scores.masked_fill(torch.triu(ones, diagonal=cached), NEG_INF)
     elif causal and mask == "past":
-        scores = scores.masked_fill(torch.tril(ones, diagonal=-1), NEG_INF)
+        scores = scores.masked_fill(torch.tril(ones, diagonal=cached - 1), NEG_INF)
     divisor = {"sqrt_dk": k.shape[-1] ** 0.5, "none": 1.0, "sqrt_din": (d_in or 1) ** 0.5,
-               "dk": float(k.shape[-1]), "sqrt_shape0": k.shape[0] ** 0.5}[scale]
+               "sqrt_dout": (d_out or 1) ** 0.5, "dk": float(k.shape[-1]), "sqrt_shape0": k.shape[0] ** 0.5}[scale]
     if no_softmax:
         weights = scores / divisor
     elif scale_after:
@@ -83,9 +85,12 @@ MASKING = [
 # Cases of attention modules
 # ------------------------------------------------------------------------------------------
 
-def _multi_head_forward(split_without_transpose=False, merge_without_transpose=False, use_out_proj=True, **options):
-    """MultiHeadAttention's forward with one classic mistake switched on (or attend's options)."""
-    def forward(self, x):
+def _multi_head_forward(split_without_transpose=False, merge_without_transpose=False, use_out_proj=True,
+                        cache=False, **options):
+    """MultiHeadAttention's forward with one classic mistake switched on (or attend's options).
+    With cache=True, the forward of Task 6.5's module, its cache kept right: the chapter 03
+    mistake a student carries into the class they extend with a cache."""
+    def forward(self, x, use_cache=False):
         b, t, _ = x.shape
         h, hd = self.num_heads, self.head_dim
 
@@ -95,7 +100,10 @@ def _multi_head_forward(split_without_transpose=False, merge_without_transpose=F
             return y.view(b, t, h, hd).transpose(1, 2)
 
         q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
-        _, context = attend(q, k, v, causal=True, dropout=self.dropout, d_in=x.shape[-1], **options)
+        if cache and use_cache:
+            k, v = _with_the_cache(self, k, v)
+        _, context = attend(q, k, v, causal=True, dropout=self.dropout, d_in=x.shape[-1], d_out=self.d_out,
+                            **options)
         if merge_without_transpose:
             context = context.reshape(b, t, self.d_out)
         else:
@@ -104,29 +112,30 @@ def _multi_head_forward(split_without_transpose=False, merge_without_transpose=F
     return forward
 
 
-def _multi_head_scaled_by_d_out(self, x):
-    """MultiHeadAttention's forward dividing the scores by sqrt(d_out) instead of sqrt(head_dim)."""
-    b, t, _ = x.shape
-    split = lambda y: y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # noqa: E731
-    q, k, v = split(self.W_query(x)), split(self.W_key(x)), split(self.W_value(x))
-    scores = (q @ k.transpose(-2, -1)).masked_fill(
-        torch.triu(torch.ones(t, t, dtype=torch.bool, device=x.device), 1), NEG_INF)
-    weights = self.dropout(torch.softmax(scores / self.d_out ** 0.5, dim=-1))
-    return self.out_proj((weights @ v).transpose(1, 2).reshape(b, t, self.d_out))
+def _with_the_cache(module, keys, values):
+    """Task 6.5's cache done right: the cached keys and values joined to the new ones, stored,
+    and returned; past context_length, a ValueError."""
+    cached = 0 if module.cache_k is None else module.cache_k.shape[2]
+    if cached + keys.shape[2] > module.context_length:
+        raise ValueError("past context_length")
+    if cached:
+        keys, values = torch.cat((module.cache_k, keys), dim=2), torch.cat((module.cache_v, values), dim=2)
+    module.cache_k, module.cache_v = keys, values
+    return keys, values
 
 
-def multi_head_mistakes():
+def multi_head_mistakes(cache=False):
     """MultiHeadAttention's classic mistakes, as (message, forward) pairs, in the order they are
-    tried: chapter 03 grades them in Task 3.2, and chapter 06 again in the attention of Task 6.5,
-    which a student builds by adding a cache to their chapter 03 class."""
-    return [
+    tried: chapter 03 grades them in Task 3.2, and chapter 06 again (cache=True) in the attention
+    of Task 6.5, which a student builds by adding a cache to their chapter 03 class."""
+    return [(message, _multi_head_forward(cache=cache, **options)) for message, options in [
         ("the heads are split with view(b, num_heads, num_tokens, head_dim) directly: view as "
-         "(b, num_tokens, num_heads, head_dim) first, then transpose(1, 2)", _multi_head_forward(split_without_transpose=True)),
+         "(b, num_tokens, num_heads, head_dim) first, then transpose(1, 2)", dict(split_without_transpose=True)),
         ("the heads are merged without transposing back: transpose(1, 2) before the view to "
-         "(b, num_tokens, d_out)", _multi_head_forward(merge_without_transpose=True)),
-        ("out_proj is never applied to the combined heads", _multi_head_forward(use_out_proj=False)),
-        ("the scores are divided by sqrt(d_out) instead of sqrt(head_dim)", _multi_head_scaled_by_d_out),
-    ] + [(message, _multi_head_forward(**options)) for options, message in MASKING + SCALING[:1] + SCALING[4:]]
+         "(b, num_tokens, d_out)", dict(merge_without_transpose=True)),
+        ("out_proj is never applied to the combined heads", dict(use_out_proj=False)),
+        ("the scores are divided by sqrt(d_out) instead of sqrt(head_dim)", dict(scale="sqrt_dout")),
+    ] + [(message, options) for options, message in MASKING + SCALING[:1] + SCALING[4:]]]
 
 
 def module_case(task_id, rng, construct, kind="forward", batch=2, tokens=6, dtype="float32", *,

@@ -600,8 +600,9 @@ def _mistakes_6_4():
     ]
 
 
-def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=False):
-    """The reference's forward with one thing about the cache changed."""
+def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=False, attend_to_own=False):
+    """The reference's forward with one thing about the cache changed (attend_to_own: the cache
+    is filled and checked, but each chunk attends only to its own keys and values)."""
     def forward(self, x, use_cache=False):
         b, num_tokens, _ = x.shape
         queries, keys, values = (self._split_heads(layer(x)) for layer in (self.W_query, self.W_key, self.W_value))
@@ -616,6 +617,8 @@ def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=
                 keys = torch.cat((self.cache_k, keys), dim=2)
                 values = torch.cat((self.cache_v, values), dim=2)
             self.cache_k, self.cache_v = new if store_last else (keys, values)
+            if attend_to_own:
+                (keys, values), start = new, 0
         total = keys.shape[2]
         scores = queries @ keys.transpose(2, 3)
         if mask == "offset":
@@ -647,13 +650,6 @@ def _no_bounds_check(self, x, use_cache=False):
     return self.out_proj((weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
 
 
-def _as_cache_forward(forward_of_3_2):
-    """A chapter 03 mistake in MultiHeadAttention, as the forward of the cache module."""
-    def forward(self, x, use_cache=False):
-        return forward_of_3_2(self, x)
-    return forward
-
-
 def _mistakes_6_5():
     cache = lambda **o: subclass_with("6.5", forward=_cache_forward(**o))  # noqa: E731
     return [
@@ -662,9 +658,13 @@ def _mistakes_6_5():
          "(and its columns :start + num_tokens)", cache(mask="from_zero")),
         ("a chunk of several tokens after cached ones is not masked: its queries must not see the keys of "
          "the chunk's later tokens", cache(mask="new_only")),
-        ("each chunk attends only to itself: the keys and values of earlier chunks are not used; with "
-         "use_cache=True, concatenate the chunk's keys and values to cache_k and cache_v, store the result, "
-         "and compute the attention with all of them (the mask's rows start:start + num_tokens)",
+        ("each chunk attends only to itself: the keys and values of earlier chunks are not used; "
+         "compute the attention with the concatenation of cache_k and the chunk's keys (and of cache_v and its "
+         "values), with the mask's rows start:start + num_tokens",
+         cache(attend_to_own=True)),
+        ("the cache is never filled or read: with use_cache=True, concatenate the chunk's keys and values to "
+         "cache_k and cache_v, store the result, and compute the attention with all of them (the mask's rows "
+         "start:start + num_tokens); and check that the cached tokens and the new ones fit in context_length",
          cache(keep_cache=False)),
         ("the cache keeps only the latest chunk's keys and values: store the concatenation of the cached keys and "
          "values and the new ones, torch.cat((self.cache_k, keys), dim=2), not the new ones alone",
@@ -675,7 +675,7 @@ def _mistakes_6_5():
         ("running past context_length fails inside PyTorch instead of with your own clear error: check "
          "that the cached tokens plus the new ones fit and raise (ValueError) saying so",
          subclass_with("6.5", forward=_no_bounds_check)),
-    ] + [(message, subclass_with("6.5", forward=_as_cache_forward(forward))) for message, forward in multi_head_mistakes()]
+    ] + [(message, subclass_with("6.5", forward=forward)) for message, forward in multi_head_mistakes(cache=True)]
 
 
 # ------------------------------------------------------------------------------------------

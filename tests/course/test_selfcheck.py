@@ -307,3 +307,82 @@ def test_running_out_of_memory_in_the_checks_own_work_says_so_too(monkeypatch):
         check("2.1", *reference_objects("2.1").values())
     assert str(failed.value).startswith("Task 2.1 (simple_self_attention): your code used more than the memory "
                                         "available and was stopped — a loop that never ends")
+
+
+def known_mistakes_through_the_check():
+    """[(task id, message, what check() says of the mistake's own code or None when it passes)]:
+    every known mistake of the grader, written as code, checked as a student's code is."""
+    import torch
+
+    from grader.chapters import mistakes
+
+    said = []
+    for task in TASKS:
+        reference = reference_objects(task.id)
+        first = next(iter(reference))
+        for message, obj in mistakes(task.id):
+            names = {**reference, **obj} if isinstance(obj, dict) else {**reference, first: obj}
+            torch.manual_seed(0)
+            try:
+                check(task.id, *names.values())
+                said.append((task.id, message, None))  # only the hidden cases show it (an overflow)
+            except SelfCheckFailed as failure:
+                said.append((task.id, message, str(failure)))
+    return said
+
+
+def told_apart(task_id, one, other, text):
+    """Whether two known mistakes give different observations (as the judge compares them) on the
+    self-check case the message `text` is about (its last line names it)."""
+    from gptcourse.checking.judge import _close
+    from gptcourse.checking.selfcheck import load_fixtures
+
+    def observed(entry, message):
+        return next(m["observations"] for m in entry["mistakes"] if m["message"] == message)
+
+    entries = [entry for entry in load_fixtures(get_task(task_id).chapter)[task_id]
+               if f"(Checked on {entry['case']['label']}" in text.splitlines()[-1]]
+    assert entries, text
+    for entry in entries:
+        mine, theirs = observed(entry, one), observed(entry, other)
+        if set(mine) != set(theirs) or not all(_close(mine[k], theirs[k], "cpu") for k in mine):
+            return True
+    return False
+
+
+def test_no_known_mistake_gets_the_diagnosis_of_another():
+    """The neighbour test for every known mistake of the course: the grader's own code of each,
+    run through the self-check, never gets the diagnosis of another mistake of its task that the
+    failing case tells apart from it. (A wrong diagnosis this found: 6.5's chapter 03
+    mistakes were written without a cache, so that each matched "each chunk attends only to
+    itself"; 5.6's untied output head was named as untransposed Conv1D weights.) Most get their
+    own diagnosis; the others a message from another path (an error's hint) that names the cause."""
+    said = known_mistakes_through_the_check()
+    by_task = {}
+    for task_id, message, _ in said:
+        by_task.setdefault(task_id, []).append(message)
+    misleading = [(task_id, message, other) for task_id, message, text in said if text
+                  for other in by_task[task_id] if other != message and other in text and other not in message
+                  and told_apart(task_id, message, other, text)]
+    assert misleading == []
+    caught = [(message, text) for _, message, text in said if text]
+    own = [message for message, text in caught if message in text]
+    assert len(own) >= 0.9 * len(caught), [message for message, text in caught if message not in text]
+
+
+def test_the_cache_task_s_chapter_03_mistakes_keep_the_cache_right():
+    """Task 6.5's known chapter 03 mistakes are each that one mistake in a class whose cache works,
+    as a student carries it into the class they extend: the softmax written by hand, right for
+    the moderate scores of the self-check's cases, gives exactly the expected observations there.
+    (Written without a cache, each of them also matched "each chunk attends only to itself".)"""
+    from gptcourse.checking.judge import _close
+    from grader.chapters import mistakes, public_cases
+    from grader.grading.expectations import expectations, seeded_probe
+
+    reference = reference_objects("6.5")
+    by_hand = next(obj for message, obj in mistakes("6.5") if message.startswith("the softmax is written by hand"))
+    for case in public_cases("6.5"):
+        expected, _ = expectations(case)
+        got = seeded_probe({**reference, next(iter(reference)): by_hand}, case)
+        differ = [k for k in expected if not k.startswith("internals/") and not _close(got.get(k), expected[k], "cpu")]
+        assert differ == [], (case.label, differ)

@@ -535,10 +535,13 @@ def _owned_finding(task_id, key, problem):
 
 
 def _same_as_mistake(got, expected, mistake_obs, device):
-    """A known mistake is named only when it explains every observation the student's code got
-    wrong on the case, not just the first (one equal observation can come from another mistake)."""
-    wrong = [k for k in mistake_obs if k in got and not k.startswith("internals/")
-             and not _close(got[k], expected.get(k), device)]
+    """A known mistake is named only when the student's observations are the mistake's: wrong
+    where the student's code is wrong (one equal observation can come from another mistake), and
+    wrong where the mistake would be (a mistake that spoils more than the student's code did is
+    another mistake). Observations the student's code never reached (it raised) are not compared."""
+    compared = [k for k in mistake_obs if k in got and not k.startswith("internals/")]
+    wrong = [k for k in compared
+             if not _close(got[k], expected.get(k), device) or not _close(mistake_obs[k], expected.get(k), device)]
     return bool(wrong) and all(_close(got[k], mistake_obs[k], device) for k in wrong)
 
 
