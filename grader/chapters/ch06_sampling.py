@@ -498,7 +498,7 @@ def _mistaken_top_p(mode):
             drop = torch.cumsum(probs, dim=-1) - probs >= p
             return logits.masked_fill(drop, NEG_INF)
         sorted_probs, ids = torch.sort(probs, dim=-1, descending=mode != "ascending")
-        cumulative = torch.cumsum(sorted_probs, dim=-1)
+        cumulative = torch.cumsum(sorted_probs, dim=0 if mode == "cumsum_dim0" else -1)
         if mode in ("exclusive", "exclusive_keep_first"):  # drops the token that crosses p
             drop_sorted = cumulative > p
             if mode == "exclusive_keep_first":
@@ -513,10 +513,14 @@ def _mistaken_top_p(mode):
             return sorted_logits.masked_fill(cumulative - sorted_probs >= p, NEG_INF)
         elif mode == "least_probable":
             drop_sorted = cumulative - sorted_probs < p
-        elif mode in ("ascending", "logits", "softmax_dim0"):
+        elif mode in ("ascending", "logits", "softmax_dim0", "cumsum_dim0", "not_unsorted", "gather_unsort"):
             drop_sorted = cumulative - sorted_probs >= p
         else:
             raise ValueError(mode)
+        if mode == "not_unsorted":  # the sorted decision applied in vocabulary order
+            return logits.masked_fill(drop_sorted, NEG_INF)
+        if mode == "gather_unsort":  # gather applies the permutation again instead of undoing it
+            return logits.masked_fill(torch.gather(drop_sorted, -1, ids), NEG_INF)
         drop = torch.zeros_like(drop_sorted).scatter(-1, ids, drop_sorted)
         return logits.masked_fill(drop, 0.0 if mode == "zero" else NEG_INF)
     return top_p_logits
@@ -551,6 +555,14 @@ def _mistakes_6_3():
          "(dim=-1) first, and accumulate the sorted probabilities", _mistaken_top_p("logits")),
         ("the softmax is taken over dim=0, across the rows of the batch: each row's probabilities come from "
          "its own logits, softmax over the last dimension (the vocabulary), dim=-1", _mistaken_top_p("softmax_dim0")),
+        ("the cumulative sum runs over dim=0, down the rows of the batch: accumulate each row's sorted "
+         "probabilities along the last dimension, torch.cumsum(sorted_probs, dim=-1)", _mistaken_top_p("cumsum_dim0")),
+        ("the decision made in sorted order is applied to the logits in vocabulary order: map it back to each "
+         "token's place with the sorted indices, torch.zeros_like(drop).scatter(-1, sorted_ids, drop)",
+         _mistaken_top_p("not_unsorted")),
+        ("the sorted decision is mapped back with gather(-1, sorted_ids), which applies the sorting permutation "
+         "again instead of undoing it: use scatter(-1, sorted_ids, ...), or gather with sorted_ids.argsort(dim=-1)",
+         _mistaken_top_p("gather_unsort")),
     ]
 
 
@@ -600,7 +612,8 @@ def _mistakes_6_4():
     ]
 
 
-def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=False, attend_to_own=False):
+def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=False, attend_to_own=False,
+                   new_first=False):
     """The reference's forward with one thing about the cache changed (attend_to_own: the cache
     is filled and checked, but each chunk attends only to its own keys and values)."""
     def forward(self, x, use_cache=False):
@@ -613,7 +626,10 @@ def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=
             if start + num_tokens > self.context_length:
                 raise ValueError("past context_length")
             new = keys, values
-            if self.cache_k is not None and concatenate:
+            if self.cache_k is not None and concatenate and new_first:  # the new tokens before the cached ones
+                keys = torch.cat((keys, self.cache_k), dim=2)
+                values = torch.cat((values, self.cache_v), dim=2)
+            elif self.cache_k is not None and concatenate:
                 keys = torch.cat((self.cache_k, keys), dim=2)
                 values = torch.cat((self.cache_v, values), dim=2)
             self.cache_k, self.cache_v = new if store_last else (keys, values)
@@ -625,6 +641,9 @@ def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=
             scores = scores.masked_fill(self.mask.bool()[start:start + num_tokens, :total], NEG_INF)
         elif mask == "from_zero":  # rows 0..num_tokens of the mask, whatever the cache holds
             scores = scores.masked_fill(self.mask.bool()[:num_tokens, :total], NEG_INF)
+        elif mask == "one_early":  # after cached tokens, the rows one position early
+            first = max(start - 1, 0)
+            scores = scores.masked_fill(self.mask.bool()[first:first + num_tokens, :total], NEG_INF)
         elif mask == "new_only" and num_tokens > 1:  # masked only when nothing is cached
             if start == 0:
                 scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], NEG_INF)
@@ -658,6 +677,12 @@ def _mistakes_6_5():
          "(and its columns :start + num_tokens)", cache(mask="from_zero")),
         ("a chunk of several tokens after cached ones is not masked: its queries must not see the keys of "
          "the chunk's later tokens", cache(mask="new_only")),
+        ("after cached tokens the mask's rows are taken one position early (from start - 1): each new query is "
+         "masked as the token before it, so it cannot see its own key; take the rows start:start + num_tokens",
+         cache(mask="one_early")),
+        ("the new keys and values are put before the cached ones: torch.cat((self.cache_k, keys), dim=2) keeps "
+         "the tokens in their order, which the mask's columns follow (and so does the stored cache)",
+         cache(new_first=True)),
         ("each chunk attends only to itself: the keys and values of earlier chunks are not used; "
          "compute the attention with the concatenation of cache_k and the chunk's keys (and of cache_v and its "
          "values), with the mask's rows start:start + num_tokens",

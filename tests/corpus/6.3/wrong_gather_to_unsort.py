@@ -1,6 +1,6 @@
 # expect: wrong
 # mistake: maps the sorted decision back with gather(-1, sorted_ids) instead of scatter (or gather with the inverse permutation, argsort of sorted_ids): the mask lands on the wrong tokens.
-# keywords: their places, not the right ones
+# keywords: gather, scatter
 def top_p_logits(logits, p):
     """Keep the fewest most probable tokens whose probabilities add up to at least p; the rest -inf."""
     probs = torch.softmax(logits, dim=-1)

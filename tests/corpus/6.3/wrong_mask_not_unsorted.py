@@ -1,6 +1,6 @@
 # expect: wrong
 # mistake: computes the removal mask in sorted order and applies it to the logits in vocabulary order, without mapping it back through the sorted indices.
-# keywords: their places, not the right ones
+# keywords: sorted order, scatter
 def top_p_logits(logits, p):
     """Keep the fewest most probable tokens whose probabilities add up to at least p; the rest -inf."""
     probs = torch.softmax(logits, dim=-1)

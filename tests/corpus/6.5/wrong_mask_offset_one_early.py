@@ -1,6 +1,6 @@
 # expect: wrong
 # mistake: after cached tokens, takes the mask's rows one position early (start - 1): each new query is masked as the token before it, so it cannot see its own key.
-# keywords: cached keys, whole sequence
+# keywords: one position early, start:start + num_tokens
 # absent: not masked, no causal mask
 # neighbour-of: wrong_no_mask_after_cache
 class KVCacheMultiHeadAttention(nn.Module):
