@@ -84,3 +84,14 @@ def test_a_known_mistake_is_named_only_when_it_explains_every_wrong_observation(
     explains_both = ("the scores are scaled", {"out": np.full(3, 2.0), "weights": np.full(3, 5.0)})
     message, finding = judge_finding("2.1", CASE, got, expected, [explains_both])
     assert finding.kind == "known mistake" and "it looks like the scores are scaled" in message
+
+
+def test_a_shape_that_holds_the_expected_numbers_another_way_is_said():
+    """Wrong wiring seen in the shape alone: pieces stacked where they are joined, two tensors
+    joined where they are added; any other wrong shape gets no such sentence."""
+    from gptcourse.checking.judge import _joined_another_way
+
+    assert "torch.stack makes a new dimension" in _joined_another_way((2, 6, 2, 2), (2, 6, 4))
+    assert "joined with torch.cat where they are to be added" in _joined_another_way((2, 4, 6), (2, 4, 3))
+    assert _joined_another_way((2, 4, 5), (2, 4, 3)) == ""
+    assert _joined_another_way((4, 2, 6), (2, 4, 6)) == ""

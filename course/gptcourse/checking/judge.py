@@ -285,6 +285,21 @@ def _close(a, b, device="cpu"):
     return type(a) is type(b) and a == b
 
 
+def _joined_another_way(shape, expected):
+    """What a shape that holds the expected numbers arranged another way says: pieces stacked
+    into a new dimension where they are joined along the last one, or a last dimension twice as
+    long (two tensors joined where they are added). Only the shapes are compared."""
+    shape, expected = tuple(shape), tuple(expected)
+    if len(shape) == len(expected) + 1 and shape[:-2] == expected[:-1] and shape[-2] * shape[-1] == expected[-1]:
+        return (f"one dimension more than expected, its last two ({shape[-2]} x {shape[-1]}) holding the expected "
+                f"last one ({expected[-1]}): torch.stack makes a new dimension; torch.cat(..., dim=-1) joins the "
+                f"pieces along the last one")
+    if len(shape) == len(expected) and shape[:-1] == expected[:-1] and shape[-1] == 2 * expected[-1]:
+        return ("the last dimension is twice as long as expected, as when two tensors of the expected shape are "
+                "joined with torch.cat where they are to be added (+)")
+    return ""
+
+
 def _array_difference(name, got, expected):
     """(message, the sort of difference) between an observed array and the reference's."""
     if got is None:
@@ -293,7 +308,9 @@ def _array_difference(name, got, expected):
     if not isinstance(got, np.ndarray):
         return f"{name}: expected an array of shape {expected.shape}, got {type(got).__name__}", "not an array"
     if got.shape != expected.shape:
-        return f"{name}: shape {got.shape}, expected {expected.shape}", "wrong shape"
+        joined = _joined_another_way(got.shape, expected.shape)
+        return f"{name}: shape {got.shape}, expected {expected.shape}" + (f" — {joined}" if joined else ""), \
+            "wrong shape"
     if got.dtype.kind != "f" or expected.dtype.kind != "f":
         where = tuple(int(i) for i in np.argwhere(got != expected)[0])
         return f"{name}: differs at index {list(where)} (yours {got[where]}, expected {expected[where]})", "wrong values"

@@ -1,6 +1,6 @@
 # expect: wrong
 # mistake: concatenates the cached keys and values along dim=1, the heads, instead of dim=2, the tokens: the second cached call multiplies queries of num_heads heads with keys of twice as many.
-# keywords: .shape
+# keywords: dim=2, the heads
 # absent: the mask does not fit
 # neighbour-of: wrong_mask_rows_from_zero
 class KVCacheMultiHeadAttention(nn.Module):

@@ -218,6 +218,10 @@ ERROR_HINTS = [
      "the mask does not fit the scores: with a cache the scores are (num_tokens new queries) x (all keys "
      "so far), so the mask's rows are the new tokens' positions, start .. start + num_tokens, and its "
      "columns all the keys, :start + num_tokens", ("6.5",), attention.ON_A_MASK_LINE),
+    (r"must match the size of tensor b \(\d+\) at non-singleton dimension 1\b",
+     "on a call with the cache, two tensors differ in dimension 1, which in (batch, num_heads, num_tokens, "
+     "head_dim) is the heads: the heads must stay num_heads, so keys and values join the cache along the "
+     "tokens, torch.cat((self.cache_k, keys), dim=2)", ("6.5",), {"step": r"use_cache=True"}),
     *_refused("your module refused the first chunk after reset_cache(), when nothing is cached: the next chunk "
               "starts at position 0 then, so reset_cache() must also put any position counter you keep back to 0", r"tokens 0 to \d+, use_cache=True"),
     *_refused("your module refused a chunk that fits: the cached tokens plus the new ones may fill the cache "
