@@ -5,7 +5,9 @@ gives other code for it, the way a student replaces the `raise NotImplementedErr
 """
 import ast
 import copy
+import hashlib
 import json
+import linecache
 import subprocess
 import sys
 import tempfile
@@ -60,8 +62,17 @@ def load(source, task_id):
             exec(setup, namespace)
     for earlier in carried_tasks(task_id):
         exec(m[earlier.chapter]["tasks"][earlier.id]["source"], namespace)
-    exec(source, namespace)
+    exec(compiled_as_a_cell(source), namespace)
     return [namespace[name] for name in task.names]
+
+
+def compiled_as_a_cell(source):
+    """The cell's code compiled as a notebook's kernel compiles it: under a name of its own whose
+    lines Python can show (IPython registers each cell in linecache), so that a message quotes the
+    student's line as it does in the notebook."""
+    filename = f"<cell {hashlib.sha1(source.encode()).hexdigest()[:12]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    return compile(source, filename, "exec")
 
 
 def one_line(text):

@@ -255,8 +255,8 @@ def _weights_case(rng, cfg_options, batch=2, tokens=4, dtype="float32", with_mas
     arrays = {f"hf/{k}": v for k, v in hf_gpt2_state_dict(rng, cfg, with_mask_buffers).items()}
     arrays["idx"] = _ids(rng, cfg["vocab_size"], (batch, tokens))
     into = "the parameters of a GPTModel" if shaped else "a GPTModel"
-    label = (f"{into}, a GPT-2 checkpoint in the Hugging Face layout with n_layers={cfg['n_layers']}, emb_dim={cfg['emb_dim']}, "
-             f"n_heads={cfg['n_heads']}, vocab_size={cfg['vocab_size']}, context_length={cfg['context_length']}"
+    label = (f"{into}, a GPT-2 checkpoint in the Hugging Face layout (n_layers={cfg['n_layers']}, emb_dim={cfg['emb_dim']}, "
+             f"n_heads={cfg['n_heads']}, vocab_size={cfg['vocab_size']}, context_length={cfg['context_length']})"
              f"{'' if with_mask_buffers else ', without the attn.bias mask buffers'}, {dtype}")
     return Case("5.6", "load", label, model_args, arrays, dtype)
 

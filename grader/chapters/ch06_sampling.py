@@ -340,14 +340,12 @@ def _steps_case(rng, batch, tokens, d_in, d_out, num_heads, context_length, dtyp
     args["steps"] = steps
     sizes = chunk_sizes(first)
     if straddle:
-        second = (f"{second_total} tokens of another sequence (context_length={context_length}), then 2 more "
-                  f"(past context_length)")
+        second = f"{second_total} new tokens (context_length={context_length}), then 2 more (past it)"
     else:
-        second = (f"{second_total} tokens of another sequence up to context_length={context_length}"
-                  f"{', then one more' if past_end else ''}")
+        second = f"{second_total} new tokens up to context_length={context_length}{', then one more' if past_end else ''}"
     label = (f"{f'large scores (query and key biases of {large_scores:g}): ' if large_scores else ''}"
-             f"{batch} x {tokens} tokens in {sizes} (use_cache=True), then "
-             f"reset_cache() and {second}; d_in={d_in}, d_out={d_out}, num_heads={num_heads}"
+             f"{batch} x {tokens} tokens in {sizes} (use_cache=True), "
+             f"reset_cache(), {second}; d_in={d_in}, d_out={d_out}, num_heads={num_heads}"
              f"{', qkv_bias=True' if qkv_bias else ''}{f', dropout={dropout} in eval mode' if dropout else ''}, "
              f"{dtype}")
     return Case("6.5", "steps", label, args, arrays, dtype)

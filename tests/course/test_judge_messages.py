@@ -29,7 +29,7 @@ def test_a_first_line_too_long_keeps_only_what_failed():
     lines = laid_out("Task 8.3 (replace_linear_with_lora) failed", problem, "a model", "meta").splitlines()
     assert lines[0] == "Task 8.3 (replace_linear_with_lora) failed: AttributeError while calling f(model) at line 5"
     assert lines[1] == "'x'" * 50 and lines[2] == "Walk the children"
-    assert lines[-1] == "(Checked on a model, on PyTorch's meta device, which stands in for a GPU.)"
+    assert lines[-1] == "(Checked on a model, on PyTorch's meta device, standing in for a GPU.)"
 
 
 def test_names_from_code_keep_their_case():
@@ -95,3 +95,19 @@ def test_a_shape_that_holds_the_expected_numbers_another_way_is_said():
     assert "joined with torch.cat where they are to be added" in _joined_another_way((2, 4, 6), (2, 4, 3))
     assert _joined_another_way((2, 4, 5), (2, 4, 3)) == ""
     assert _joined_another_way((4, 2, 6), (2, 4, 6)) == ""
+
+
+def test_the_student_s_line_of_code_keeps_its_own_letters_and_stays_short():
+    """The line that raised is quoted as written ("block = ...", never "Block = ..."), cut to a
+    length that says where; sentences still start with a capital."""
+    from gptcourse.checking.judge import _capitalised, _shown_line
+
+    assert _capitalised("block = gpt.trf_blocks[b]: index 2 is out of range").startswith("block = ")
+    assert _capitalised("idx, x = f(y): too many values").startswith("idx, x = ")
+    assert _capitalised("finished |= idx_next == eos_id: a CPU tensor").startswith("finished |= ")
+    assert _capitalised("return prompt.format(input=x): 'name'").startswith("return ")
+    assert _capitalised("with use_cache=True each chunk must").startswith("With use_cache=True")
+    shown = _shown_line("line 9: " + "x = torch.cat((a, b), dim=1) + " * 5)
+    assert shown.startswith("line 9: x = torch.cat") and shown.endswith("...") and len(shown) <= len("line 9: ") + 60
+    assert _shown_line("line 3: x = y") == "line 3: x = y"
+    assert _shown_line("line 5: raise ValueError(f'{n} tokens do not fit')") == "line 5"  # their message follows

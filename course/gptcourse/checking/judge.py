@@ -224,6 +224,16 @@ def plain_error_text(text):
     return text
 
 
+def _shown_line(where, width=60):
+    """'line 12: attn = ...' with the student's line cut to `width` characters: it says where, the
+    whole line is in their cell. A line that raises the student's own error (raise, assert) is not
+    quoted: their message follows."""
+    number, _, code = where.partition(": ")
+    if re.match(r"(raise|assert)\b", code):
+        return number
+    return f"{number}: {code[:width - 3].rstrip()}..." if len(code) > width else where
+
+
 def error_finding(error, task_id=None, noticed=""):
     """(message, Finding) for an exception; `noticed`, what the probe saw the code do (an argmax
     across rows, say), is the hint when there is one: a fact of this run, before any guess."""
@@ -239,7 +249,7 @@ def _error_finding(error, task_id=None, noticed=""):
         return "not implemented yet — replace `raise NotImplementedError()` with your code", finding
     if error["type"] == "NothingImplemented":  # probes.refuse_empty_bodies: a stub left as `pass`
         return f"not implemented yet: {error['message']}", replace(finding, error_type="NotImplementedError")
-    where = f" at {error['where']}" if error.get("where") else ""
+    where = f" at {_shown_line(error['where'])}" if error.get("where") else ""
     hint, instead = _chapter_error_hint(f"{error['type']}: {error['message']}", task_id, error)
     if instead:
         return f"{error['type']} while {error['step']}{where} — {hint}", replace(finding, hint=hint)
@@ -625,7 +635,7 @@ def _explain(task_id, kind, key, have, want, got, expected, case, mistakes):
 HEADLINE_WIDTH = 160
 
 _DEVICE_WORDS = {"cpu": "the CPU", "cuda": "the GPU",
-                 "meta": "PyTorch's meta device, which stands in for a GPU"}
+                 "meta": "PyTorch's meta device, standing in for a GPU"}
 
 
 def device_words(device):
@@ -655,7 +665,15 @@ def _lowercased(text):
     return text[:1].lower() + text[1:] if word[:1].isupper() and word[1:].isalpha() and word[1:].islower() else text
 
 
+# A line that starts with the student's code (the line that raised): an assignment or a statement.
+_CODE_LINE = re.compile(r"^(?:[A-Za-z_][\w.\[\]]*(?:,\s*[A-Za-z_][\w.\[\]]*)*\s*[-+*/%|&^@]?=(?!=)"
+                        r"|(?:return|raise|assert|yield|del|await)\b)")
+
+
 def _capitalised(text):
-    """A sentence's first letter, unless it starts with a name from code (top_k_logits, idx)."""
+    """A sentence's first letter, unless it starts with a name from code (top_k_logits, idx) or is
+    the student's line of code ("block = gpt.trf_blocks[b]: index 2 is out of range")."""
     word = text.split(" ", 1)[0].rstrip(":,;")
+    if _CODE_LINE.match(text):
+        return text
     return text[:1].upper() + text[1:] if word.isalpha() and word.islower() else text

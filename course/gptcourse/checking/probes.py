@@ -492,14 +492,14 @@ def _device_mix_message(func, stray, input_name=None, write=False, module=True):
         return (f"{input_name} was handed to your code on the CPU and reached `{operation}` still there "
                 f"{_ON_A_GPU}: move it first with {input_name}.to(device)")
     made = "a tensor your module makes" if module else "a tensor your function makes"
-    fix = ("give it device=x.device in forward, or make it in __init__ as a buffer, self.register_buffer, which "
+    fix = ("give it device=x.device in forward, or make it a buffer in __init__ (self.register_buffer), which "
            ".to(device) moves"
            if module else "give it device=idx.device (the device of what it meets), or use .to(device)")
     if write:
         return (f"your code writes the device's values into a CPU tensor of shape {shape} (`{operation}`) "
-                f"{_ON_A_GPU} — {made} (torch.zeros, torch.empty, ...) is on the CPU unless told otherwise: {fix}")
+                f"{_ON_A_GPU} — {made} (torch.zeros, torch.empty, ...) is on the CPU unless told: {fix}")
     return (f"a CPU tensor of shape {shape} meets the device's tensors in `{operation}` {_ON_A_GPU} — {made} "
-            f"(torch.tensor, torch.arange, ...) is on the CPU unless told otherwise: {fix}")
+            f"(torch.tensor, torch.arange, ...) is on the CPU unless told: {fix}")
 
 
 def load_meta_kernels():
@@ -609,7 +609,8 @@ class _ArgmaxAcrossRows:
         if is_library_path(caller.filename):
             return  # the course's or a library's own call, not the student's
         shape = "(" + ", ".join(str(size) for size in tensor.shape) + ")"
-        line = f" at line {caller.lineno}" + (f", {caller.line.strip()[:120]}" if caller.line else "")
+        code = caller.line.strip() if caller.line else ""
+        line = f" at line {caller.lineno}" + (f", {code[:57]}..." if len(code) > 60 else f", {code}" if code else "")
         if across_rows:
             self.noticed = (f"your code takes the argmax over dim 0 of a {shape} tensor{line}, which picks a row "
                             f"per column: a row's own choice is argmax(..., dim=-1) (keepdim=True keeps a column)")

@@ -357,9 +357,9 @@ ERROR_HINTS = [
      "the checkpoint's names are Hugging Face's: wte.weight, wpe.weight, h.<block>.attn.c_attn.weight, "
      "h.<block>.ln_1.weight, ..., ln_f.weight (print(list(state_dict)) to see them all)", ("5.6",)),
     (r"(?i)shape|size mismatch|must match the size",
-     "a checkpoint of exactly the model's sizes was refused: GPT-2's Conv1D weights are stored (in, out) and "
-     "need .T for nn.Linear's (out, in), and c_attn holds query, key and value side by side along its LAST "
-     "dimension, torch.chunk(weight, 3, dim=-1)", ("5.6",)),
+     "a checkpoint of exactly the model's sizes was refused: GPT-2's Conv1D weights are (in, out) and need .T "
+     "for nn.Linear's (out, in); c_attn holds query, key and value side by side in its LAST dimension, "
+     "torch.chunk(weight, 3, dim=-1)", ("5.6",)),
     (r"ZeroDivisionError",
      "total_steps is every step of the run, len(train_loader) * num_epochs, and warmup ends before it: "
      "the cosine's denominator total_steps - warmup_steps is then never 0", ("5.7",)),

@@ -199,20 +199,20 @@ ERROR_HINTS = [
      "the next token must be appended as a column of shape (batch, 1): torch.multinomial(probs, num_samples=1) "
      "and argmax(..., dim=-1, keepdim=True) both give one; then torch.cat((idx, idx_next), dim=1)", ("6.4",)),
     (r"probability tensor contains either `inf`, `nan` or element < 0|invalid multinomial distribution",
-     "torch.multinomial got something that is not a probability distribution: with temperature=0 do not "
-     "sample (take the argmax: dividing by 0 gives inf and NaN); otherwise sample from "
-     "softmax(logits / temperature) after the filters, never from the logits themselves", ("6.4",)),
+     "torch.multinomial got something that is not a probability distribution: at temperature=0 take the "
+     "argmax instead (dividing by 0 gives inf and NaN); otherwise sample from softmax(logits / temperature) "
+     "after the filters, never from the logits", ("6.4",)),
     (r"Boolean value of Tensor with more than one (value|element) is ambiguous",
      "a comparison of a whole batch used in an `if`: for a batch, combine the rows first, "
      "e.g. `if finished.all():`", ("6.4",)),
     (_NOT_OURS,
-     "this call ran without the cache (use_cache=False) after cached calls: without the cache, forward must "
-     "ignore cache_k and cache_v, whatever they hold, and attend within x only (the mask's first num_tokens "
-     "rows and columns), as MultiHeadAttention does", ("6.5",), {"step": r"use_cache=False"}),
+     "this call ran without the cache (use_cache=False) after cached calls: then forward must ignore cache_k "
+     "and cache_v, whatever they hold, and attend within x only, as MultiHeadAttention does",
+     ("6.5",), {"step": r"use_cache=False"}),
     (_NOT_OURS,
      "a plain call, forward(x) with use_cache left at False, must not touch the cache: called twice on the same "
-     "input it must give the same output, as MultiHeadAttention's forward does; only calls with use_cache=True "
-     "read and write cache_k and cache_v", ("6.5",), {"step": r"^running forward"}),
+     "input it gives the same output; only calls with use_cache=True read and write cache_k and cache_v",
+     ("6.5",), {"step": r"^running forward"}),
     (attention.BOOL_MASK, attention.BOOL_MASK_BUFFER_HINT, ("6.5",)),
     (attention.SIZE_MISMATCH,
      "the mask does not fit the scores: with a cache the scores are (num_tokens new queries) x (all keys "

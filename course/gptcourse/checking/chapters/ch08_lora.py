@@ -400,9 +400,9 @@ KEY_NAMES = {
 
 ERROR_HINTS = [
     (r"parameter 'lora\.[AB]' has shape",
-     "the LoRA layer has the wrong sizes: the update is computed from the input x (..., in_features) and added to "
-     "linear(x) (..., out_features), so it is LoRALayer(linear.in_features, linear.out_features, rank, alpha) "
-     "(nn.Linear's weight is (out_features, in_features): read the sizes from in_features and out_features)",
+     "the LoRA layer has the wrong sizes: its update is computed from the input x (..., in_features) and has "
+     "linear(x)'s shape (..., out_features): LoRALayer(linear.in_features, linear.out_features, rank, alpha), "
+     "as nn.Linear's weight is (out_features, in_features)",
      ("8.2",)),
     (r"must match the size of tensor",
      "two tensors added together have different shapes: linear(x) and lora(x) are both (..., out_features); "
@@ -419,9 +419,9 @@ ERROR_HINTS = [
      "LinearWithLoRA gets the nn.Linear itself as its first argument: read its sizes from linear.in_features "
      "and linear.out_features", ("8.2",)),
     (r"maximum recursion depth exceeded",
-     "the recursion never ends: recurse into a child only when it is not an nn.Linear, and don't recurse into "
-     "the LinearWithLoRA you just made; a loop over model.modules() or model.named_modules() also walks into "
-     "the wrappers it adds while it runs: loop over list(model.modules()), made before changing anything",
+     "the recursion never ends: recurse only into children that are not nn.Linear, never into the "
+     "LinearWithLoRA you just made; a loop over model.modules() walks into the wrappers it adds: loop over "
+     "list(model.modules()), made before changing anything",
      ("8.3",)),
     (r"object has no attribute 'in_features'",
      "only the nn.Linear layers are wrapped (isinstance(child, nn.Linear)): LinearWithLoRA reads in_features and "
@@ -520,10 +520,9 @@ def _replace_hint(key, got, expected, case):
         if len(wrong) == len(have) and all("not wrapped" in w for w in wrong.values()):
             # The same observation comes from code that picks no layer (by a name the test model
             # lacks, say) and from code that wraps them somewhere else: name both checks, claim neither.
-            return ("not one nn.Linear of the model passed in was replaced: check which modules your code picks "
-                    "(every nn.Linear, whatever its name or depth) and where each wrapper goes: in place of its "
-                    "layer, in the model itself, setattr(parent, name, LinearWithLoRA(layer, rank, alpha)); a loop "
-                    "variable or a copy of the model does not change the model")
+            return ("not one nn.Linear of the model passed in was replaced: wrap every nn.Linear, whatever its "
+                    "name or depth, in place in the model itself, setattr(parent, name, LinearWithLoRA(layer, "
+                    "rank, alpha)); a loop variable or a copy of the model does not change the model")
         if "wrapped" in what and "times" in what:
             return (f"{name} is wrapped more than once: walk the direct children (named_children) and recurse only "
                     f"into modules that are not nn.Linear, rather than model.named_modules() while changing it")

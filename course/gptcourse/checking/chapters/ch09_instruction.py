@@ -169,8 +169,7 @@ def record_collated(probe):
         if not same_device(value.device, probe.device):
             raise DeviceMixError(
                 f"the {name} came back on the {value.device.type}, but the call asked for device="
-                f"{probe.case.device!r} (PyTorch's 'meta' device stands in for a GPU here): move both tensors with "
-                f".to(device) before returning them")
+                f"{probe.case.device!r}: move both tensors with .to(device) before returning them")
     inputs, targets = result
     probe.record_value("dtypes", {"inputs": _dtype(inputs), "targets": _dtype(targets)},
                    "the dtypes of inputs and targets")

@@ -111,8 +111,7 @@ class TinyLanguageModel(nn.Module):
         if in_idx.device != weight.device and weight.device.type == "meta":
             raise DeviceMixError(
                 f"the batch of token ids reached the model on the {in_idx.device.type} while the model is on "
-                f"the device under test (PyTorch's 'meta' device stands in for a GPU here): move both batches "
-                f"to `device` before using them, with .to(device)")
+                f"the device under test: move both batches to `device` before using them, with .to(device)")
         positions = torch.arange(in_idx.shape[1], device=in_idx.device)
         return self.out_head(torch.tanh(self.tok_emb(in_idx) + self.pos_emb(positions)))
 
@@ -164,8 +163,8 @@ def _refuse_cpu_batch(in_idx, weight):
     if in_idx.device != weight.device and weight.device.type == "meta":
         raise DeviceMixError(
             f"the token ids reached the model on the {in_idx.device.type} while the model is on the device under "
-            f"test (PyTorch's 'meta' device stands in for a GPU here): move the batch to `device` with "
-            f".to(device), or create the tensor there (torch.tensor(ids, device=device))")
+            f"test: move the batch to `device` with .to(device), or create the tensor there "
+            f"(torch.tensor(ids, device=device))")
 
 
 class ToyClassifier(nn.Module):
