@@ -386,3 +386,31 @@ def test_the_cache_task_s_chapter_03_mistakes_keep_the_cache_right():
         got = seeded_probe({**reference, next(iter(reference)): by_hand}, case)
         differ = [k for k in expected if not k.startswith("internals/") and not _close(got.get(k), expected[k], "cpu")]
         assert differ == [], (case.label, differ)
+
+
+def says_only_the_difference(message):
+    """Whether a failure message is bare: besides its first line and the case, nothing but the
+    difference of the values ("Not the expected values, largest difference ...") or a raw error."""
+    lines = message.splitlines()
+    first, middle = lines[0], lines[1:-1]
+    reasons = [line for line in middle if not line.startswith("Not the expected values")
+               and not re.search(r"differs at index|^\[.*\] is .*, expected ", line)]
+    says_what_it_should_be = re.search(r"\b(should|must)\b", first)  # "... should return a str, got NoneType"
+    return not reasons and not says_what_it_should_be and " — " not in first and "It looks like" not in message
+
+
+@pytest.mark.parametrize("chapter", ["06", "09"])
+def test_every_failure_of_the_sampling_and_instruction_chapters_names_a_cause_or_a_fix(chapter):
+    """Chapter 06's messages at chapter 09's standard: no wrong cell of either gets only the
+    difference of its values."""
+    bare = [item.id for item in WRONG if item.task.startswith(f"{int(chapter)}.") and message_of(item)
+            and says_only_the_difference(message_of(item))]
+    assert bare == []
+
+
+def test_a_bare_message_is_told_from_one_that_says_why():
+    bare = ("Task 2.1 (simple_self_attention) failed: context vectors: not the expected values, largest difference "
+            "3.582 at index [1, 1] (yours 4.233, expected 0.6515)\n(Checked on 6 tokens x 3 features, on the CPU.)")
+    assert says_only_the_difference(bare)
+    assert not says_only_the_difference(bare.replace("\n(Checked", "\nIt looks like the scores are used without a "
+                                                                     "softmax\n(Checked"))
