@@ -20,29 +20,46 @@ import traceback
 from pathlib import Path
 
 
-def validate(path):
+def validate(path, attempts=2):
     """What nbgrader's handler answers for the notebook at `path`: {"success": True, "value":
-    the Validator's result}, or {"success": False, "value": why}. Run in the validating process."""
+    the Validator's result}, or {"success": False, "value": why}. Run in the validating process.
+
+    A validation that raised is tried once more before the student is told: in a room where
+    everyone presses Validate at once, one of them failed inside nbgrader's Validator (its
+    kernel, most likely, on a machine with every core busy), and a second try costs that one
+    student seconds where a failure costs them a press and a wait. The first failure goes to
+    the server's log (this process's standard error)."""
+    from nbgrader.nbgraderformat import SchemaTooNewError, SchemaTooOldError
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return {"success": True, "value": _validator().validate(path)}
+        except SchemaTooOldError:
+            return {"success": False, "value": (f"The notebook '{path}' uses an old version of the nbgrader metadata "
+                                                f"format. Please **back up this notebook** and then update the "
+                                                f"metadata using:\n\nnbgrader update {path}\n")}
+        except SchemaTooNewError:
+            return {"success": False, "value": (f"The notebook '{path}' uses a newer version of the nbgrader metadata "
+                                                f"format. Please update your version of nbgrader to the latest "
+                                                f"version to be able to use this notebook.")}
+        except Exception:  # noqa: BLE001 - the student reads it in the panel, as nbgrader's handler shows it
+            failure = traceback.format_exc()
+            if attempt < attempts:
+                print(f"Validate of {path} failed (try {attempt} of {attempts}), trying again:\n{failure[-800:]}",
+                      file=sys.stderr)
+    return {"success": False, "value": failure}
+
+
+def _validator():
+    """nbgrader's Validator with the configuration nbgrader's handler would read."""
     from jupyter_core.paths import jupyter_config_path
     from nbgrader.apps import NbGrader
-    from nbgrader.nbgraderformat import SchemaTooNewError, SchemaTooOldError
     from nbgrader.validator import Validator
 
-    try:
-        app = NbGrader()
-        app.config_file_paths.append([os.getcwd()] + jupyter_config_path())
-        app.load_config_file()
-        return {"success": True, "value": Validator(config=app.config).validate(path)}
-    except SchemaTooOldError:
-        return {"success": False, "value": (f"The notebook '{path}' uses an old version of the nbgrader metadata "
-                                            f"format. Please **back up this notebook** and then update the metadata "
-                                            f"using:\n\nnbgrader update {path}\n")}
-    except SchemaTooNewError:
-        return {"success": False, "value": (f"The notebook '{path}' uses a newer version of the nbgrader metadata "
-                                            f"format. Please update your version of nbgrader to the latest version "
-                                            f"to be able to use this notebook.")}
-    except Exception:  # noqa: BLE001 - the student reads it in the panel, as nbgrader's handler shows it
-        return {"success": False, "value": traceback.format_exc()}
+    app = NbGrader()
+    app.config_file_paths.append([os.getcwd()] + jupyter_config_path())
+    app.load_config_file()
+    return Validator(config=app.config)
 
 
 async def validate_in_a_process(path, cwd=None):

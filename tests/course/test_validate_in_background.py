@@ -120,3 +120,25 @@ def test_the_validating_process_skips_the_slow_optional_import(tmp_path):
     assert "nbgrader.validator" in imported and "jsonschema" in imported, run.stderr[-2000:]
     assert "rfc3987_syntax.syntax_helpers" not in imported  # (the blocked import itself is listed, at 0 s)
     assert json.loads(run.stdout.strip().splitlines()[-1])["success"] is True, run.stdout
+
+
+def test_a_validation_that_raises_once_is_tried_again(tmp_path, monkeypatch, capsys):
+    """One Validate in a 25-person storm failed inside nbgrader's Validator and never again: a
+    validation that raises is tried once more before the student is told, and said in the log."""
+    from nbgrader.validator import Validator
+
+    calls = []
+
+    def fails_once(self, path):
+        calls.append(path)
+        if len(calls) == 1:
+            raise RuntimeError("Kernel didn't respond in 60 seconds")
+        return {}
+
+    monkeypatch.setattr(Validator, "validate", fails_once)
+    assert validate_in_background.validate(str(tmp_path / "nb.ipynb")) == {"success": True, "value": {}}
+    assert len(calls) == 2 and "Kernel didn't respond" in capsys.readouterr().err
+    calls.clear()
+    monkeypatch.setattr(Validator, "validate", lambda self, path: calls.append(path) or 1 / 0)
+    said = validate_in_background.validate(str(tmp_path / "nb.ipynb"))
+    assert said["success"] is False and "ZeroDivisionError" in said["value"] and len(calls) == 2
