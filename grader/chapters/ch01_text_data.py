@@ -117,7 +117,8 @@ def _mistaken_tokenizer(split=TOKEN_PATTERN, keep_space=False, unknown="lookup",
     class SimpleTokenizerV2:
         def __init__(self, vocab):
             self.str_to_int = {s: i for i, s in enumerate(vocab)} if renumber else vocab
-            self.int_to_str = {i: s for s, i in vocab.items()}
+            self.int_to_str = ({i: s for i, s in enumerate(vocab)} if renumber == "both"
+                               else {i: s for s, i in vocab.items()})
 
         def encode(self, text):
             text = text.lower() if lowercase else text
@@ -155,6 +156,9 @@ def _mistakes_1_1():
         ("the id of <|unk|> is taken to be the last one (len(vocab) - 1): look it up in the vocabulary "
          "instead, which need not be sorted", _mistaken_tokenizer(unknown="last")),
         ("the text is lower-cased: the vocabulary is case-sensitive", _mistaken_tokenizer(lowercase=True)),
+        ("the tokens are numbered in the vocabulary's order (enumerate) instead of with the ids the vocabulary "
+         "gives them: str_to_int is the vocabulary itself, and int_to_str its inverse, {i: s for s, i in "
+         "vocab.items()}", _mistaken_tokenizer(renumber="both")),
         ("encode numbers the tokens in the vocabulary's order (enumerate) instead of using the ids the "
          "vocabulary gives them: str_to_int is the vocabulary itself", _mistaken_tokenizer(renumber=True)),
     ]

@@ -80,6 +80,11 @@ def _simple_no_softmax(inputs):
     return scores, scores @ inputs
 
 
+def _simple_context_from_scores(inputs):
+    scores = inputs @ inputs.transpose(-2, -1)
+    return torch.softmax(scores, dim=-1), scores @ inputs
+
+
 def _simple_transposed_sum(inputs):
     weights, _ = attend(inputs, inputs, inputs, causal=False, scale="none")
     return weights, weights.transpose(-2, -1) @ inputs
@@ -161,6 +166,8 @@ def _mistakes_2_1():
         ("the scores are used without a softmax", _simple_no_softmax),
         ("the scores are divided by their sum instead of going through a softmax", _simple_normalised_by_sum),
         ("the attention weights are transposed in the weighted sum (use attn_weights @ inputs)", _simple_transposed_sum),
+        ("the context vectors are a sum weighted by the raw scores: weight it with the attention weights, the "
+         "softmax of the scores, attn_weights @ inputs", _simple_context_from_scores),
         ("the softmax is taken over the wrong dimension: use the last one (dim=-1)", _mistaken_simple_attention(scale="none", softmax_dim=-2)),
         ("the softmax is taken over dim=0, which for a batch is the batch dimension: use dim=-1", _mistaken_simple_attention(scale="none", softmax_dim=0)),
         ("the scores are scaled: simple self-attention uses the raw dot products", _mistaken_simple_attention(scale="sqrt_dk")),

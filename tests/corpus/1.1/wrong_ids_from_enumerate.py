@@ -1,6 +1,6 @@
 # expect: wrong
 # mistake: rebuilds the mappings with enumerate(vocab) (ids = position of the key in the dict) instead of using the ids the vocabulary gives; only right when the ids happen to be 0..n-1 in insertion order.
-# keywords: ids, vocabulary, given
+# keywords: enumerate
 class SimpleTokenizerV2:
     def __init__(self, vocab):
         self.str_to_int = {token: i for i, token in enumerate(vocab)}
