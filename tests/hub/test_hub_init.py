@@ -97,7 +97,6 @@ def test_a_private_key_others_can_read_is_refused(monkeypatch, tmp_path):
         course_hub.init(tmp_path / "hub", ip="0.0.0.0", ssl_cert=other_cert, ssl_key=key)
 
 
-@pytest.mark.slow  # unix accounts, a course directory for every chapter
 def test_a_cache_folder_the_users_cannot_read_is_not_handed_to_their_servers(monkeypatch):
     """A process that used the tokenizer as root has TIKTOKEN_CACHE_DIR in root's home; handed to
     the users' servers, every user's get_encoding() failed on it (found by the round trip's chat
@@ -139,6 +138,7 @@ def test_hub_start_restarts_jupyterhub_at_most_five_times_in_ten_minutes():
     assert budget.spend() and budget.used() == 1
 
 
+@pytest.mark.slow  # unix accounts, a course directory for every chapter
 def test_a_term_hub(machine):
     folder = machine.folder()
     (folder / "roster.csv").write_text("username,email\n" + "".join(f"{s},{s}@example.org\n" for s in machine.students))
