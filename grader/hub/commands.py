@@ -326,18 +326,21 @@ def readable_by_everyone(path):
     """Whether any account may read the folder `path`: every folder on the way open to others
     (o+x), and the folder itself listable by them (o+rx). A path that does not exist: no."""
     try:
-        if not stat.S_IMODE(os.stat(path).st_mode) & stat.S_IROTH:
-            return False
-        folder = os.path.abspath(path)
-        while True:
-            if not os.stat(folder).st_mode & stat.S_IXOTH:
-                return False
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return True
-            folder = parent
+        path = os.path.realpath(path)
+        return bool(os.stat(path).st_mode & stat.S_IROTH) and _first_closed_folder(path) is None
     except OSError:
         return False
+
+
+def _first_closed_folder(folder):
+    """The first folder from `folder` up to / that other users cannot pass through (no o+x), or
+    None when all of them let them through."""
+    while True:
+        if not os.stat(folder).st_mode & stat.S_IXOTH:
+            return folder
+        if folder == os.path.dirname(folder):
+            return None
+        folder = os.path.dirname(folder)
 
 
 def proxy_command():
@@ -540,16 +543,12 @@ def _check_readable_by_everyone(path):
     """Every folder above `path` must let other users through: their servers run this Python and
     read their configuration in the hub's folder."""
     path = os.path.realpath(path)
-    folder = os.path.dirname(path)
-    while True:
-        if not os.stat(folder).st_mode & 0o001:
-            raise HubError(f"{folder} is closed to other users (mode {oct(os.stat(folder).st_mode & 0o777)}), and "
-                           f"{path} lies below it, which every user's server needs. Put the course and the "
-                           f"hub where every user can read them (e.g. under /opt and /srv), or open {folder} "
-                           f"with chmod o+x")
-        if folder == os.path.dirname(folder):
-            return
-        folder = os.path.dirname(folder)
+    folder = _first_closed_folder(os.path.dirname(path))
+    if folder:
+        raise HubError(f"{folder} is closed to other users (mode {oct(os.stat(folder).st_mode & 0o777)}), and "
+                       f"{path} lies below it, which every user's server needs. Put the course and the "
+                       f"hub where every user can read them (e.g. under /opt and /srv), or open {folder} "
+                       f"with chmod o+x")
 
 
 # -- files ------------------------------------------------------------------------------------------
