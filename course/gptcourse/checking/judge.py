@@ -19,7 +19,7 @@ import numpy as np
 
 from .findings import Finding
 from .chapters import task_spec
-from .probes import NOTICED, kind_of
+from .probes import NOTICED, kind_of, shown_code
 from .tasks import chapter_module, get_task, tasks_before
 
 # What the generic observations mean, for messages; chapter modules add their own.
@@ -224,14 +224,13 @@ def plain_error_text(text):
     return text
 
 
-def _shown_line(where, width=60):
-    """'line 12: attn = ...' with the student's line cut to `width` characters: it says where, the
-    whole line is in their cell. A line that raises the student's own error (raise, assert) is not
-    quoted: their message follows."""
+def _shown_line(where):
+    """'line 12: attn = ...' with the student's line cut short (probes.shown_code). A line that
+    raises the student's own error (raise, assert) is not quoted: their message follows."""
     number, _, code = where.partition(": ")
     if re.match(r"(raise|assert)\b", code):
         return number
-    return f"{number}: {code[:width - 3].rstrip()}..." if len(code) > width else where
+    return f"{number}: {shown_code(code)}" if code else where
 
 
 def error_finding(error, task_id=None, noticed=""):

@@ -609,8 +609,7 @@ class _ArgmaxAcrossRows:
         if is_library_path(caller.filename):
             return  # the course's or a library's own call, not the student's
         shape = "(" + ", ".join(str(size) for size in tensor.shape) + ")"
-        code = caller.line.strip() if caller.line else ""
-        line = f" at line {caller.lineno}" + (f", {code[:57]}..." if len(code) > 60 else f", {code}" if code else "")
+        line = f" at line {caller.lineno}" + (f", {shown_code(caller.line.strip())}" if caller.line else "")
         if across_rows:
             self.noticed = (f"your code takes the argmax over dim 0 of a {shape} tensor{line}, which picks a row "
                             f"per column: a row's own choice is argmax(..., dim=-1) (keepdim=True keeps a column)")
@@ -690,6 +689,12 @@ def is_library_path(filename):
     installed package's, rather than the student's code."""
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
     return path.startswith(_LIBRARY_DIRS) or "site-packages" in path
+
+
+def shown_code(code, width=60):
+    """A line of the student's code as a message quotes it: cut to `width` characters, enough to
+    say where (the whole line is in their cell)."""
+    return f"{code[:width - 3].rstrip()}..." if len(code) > width else code
 
 
 def _student_line(exc):
