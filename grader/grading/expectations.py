@@ -35,13 +35,16 @@ def expectations(case):
 
 
 def mistake_observations(case):
-    reference = reference_objects(case.task)
-    first = next(iter(reference))
-    observations = []
-    for message, obj in mistakes(case.task):
-        names = {**reference, **obj} if isinstance(obj, dict) else {**reference, first: obj}
-        observations.append((message, seeded_probe(names, case)))
-    return observations
+    return [(message, seeded_probe(names_with_mistake(case.task, obj), case)) for message, obj in mistakes(case.task)]
+
+
+def names_with_mistake(task_id, mistake):
+    """The task's graded names, the reference's, with a known mistake's object in place of the
+    first (or a dict of objects in place of the names it gives)."""
+    reference = reference_objects(task_id)
+    if isinstance(mistake, dict):
+        return {**reference, **mistake}
+    return {**reference, next(iter(reference)): mistake}
 
 
 def seeded_probe(names, case):

@@ -315,13 +315,12 @@ def known_mistakes_through_the_check():
     import torch
 
     from grader.chapters import mistakes
+    from grader.grading.expectations import names_with_mistake
 
     said = []
     for task in TASKS:
-        reference = reference_objects(task.id)
-        first = next(iter(reference))
         for message, obj in mistakes(task.id):
-            names = {**reference, **obj} if isinstance(obj, dict) else {**reference, first: obj}
+            names = names_with_mistake(task.id, obj)
             torch.manual_seed(0)
             try:
                 check(task.id, *names.values())
@@ -377,13 +376,12 @@ def test_the_cache_task_s_chapter_03_mistakes_keep_the_cache_right():
     (Written without a cache, each of them also matched "each chunk attends only to itself".)"""
     from gptcourse.checking.judge import _close
     from grader.chapters import mistakes, public_cases
-    from grader.grading.expectations import expectations, seeded_probe
+    from grader.grading.expectations import expectations, names_with_mistake, seeded_probe
 
-    reference = reference_objects("6.5")
     by_hand = next(obj for message, obj in mistakes("6.5") if message.startswith("the softmax is written by hand"))
     for case in public_cases("6.5"):
         expected, _ = expectations(case)
-        got = seeded_probe({**reference, next(iter(reference)): by_hand}, case)
+        got = seeded_probe(names_with_mistake("6.5", by_hand), case)
         differ = [k for k in expected if not k.startswith("internals/") and not _close(got.get(k), expected[k], "cpu")]
         assert differ == [], (case.label, differ)
 
