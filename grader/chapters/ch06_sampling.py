@@ -624,12 +624,9 @@ def _cache_forward(mask="offset", keep_cache=True, concatenate=True, store_last=
             if start + num_tokens > self.context_length:
                 raise ValueError("past context_length")
             new = keys, values
-            if self.cache_k is not None and concatenate and new_first:  # the new tokens before the cached ones
-                keys = torch.cat((keys, self.cache_k), dim=2)
-                values = torch.cat((values, self.cache_v), dim=2)
-            elif self.cache_k is not None and concatenate:
-                keys = torch.cat((self.cache_k, keys), dim=2)
-                values = torch.cat((self.cache_v, values), dim=2)
+            if self.cache_k is not None and concatenate:  # new_first: the new tokens before the cached ones
+                keys, values = (torch.cat((fresh, cached) if new_first else (cached, fresh), dim=2)
+                                for cached, fresh in ((self.cache_k, keys), (self.cache_v, values)))
             self.cache_k, self.cache_v = new if store_last else (keys, values)
             if attend_to_own:
                 (keys, values), start = new, 0
